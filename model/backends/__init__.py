@@ -1,0 +1,4 @@
+"""Inference backends behind one interface (`base.Backend`): transformers, vLLM server, vLLM engine."""
+from model.backends.base import Backend, BackendError, Constraint, Generation
+
+__all__ = ["Backend", "BackendError", "Constraint", "Generation"]

@@ -1,0 +1,76 @@
+"""The inference backend interface: prompt token ids in; generated ids, text and log-probs out.
+
+Every backend (in-process transformers, vLLM's OpenAI-compatible server, vLLM's in-process
+engine) implements `Backend`. A `Constraint` restricts what may be generated: backends that mask
+logits themselves use its incremental check (`allows`), vLLM receives its `regex` through
+`structured_outputs`. This module imports nothing heavy.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+
+class BackendError(RuntimeError):
+    """A backend could not produce a generation (server down, garbage answer, missing package); the message is for the user."""
+
+
+@runtime_checkable
+class Constraint(Protocol):
+    """What a generation must look like, as a regular expression over its text.
+
+    `allows(text)` says whether `text` can still be extended into a full match (a prefix check),
+    `complete(text)` whether it is a full match (so a stop token may end it). `regex` is the same
+    language for vLLM's `structured_outputs` (no look-arounds, no back-references).
+    """
+
+    regex: str
+
+    def allows(self, text: str) -> bool: ...
+
+    def complete(self, text: str) -> bool: ...
+
+
+@dataclass
+class Generation:
+    """One completion.
+
+    token_ids: generated ids, without the stop token that ended it (see `stop_token`).
+    text: those ids decoded (special tokens kept).
+    logprobs: one natural-log probability per generated id, under the model's raw distribution.
+    finish_reason: "stop" (a stop token ended it), "length" (max_tokens reached) or "error".
+    prompt_tokens: length of the prompt.
+    prefilled: prompt tokens actually computed for this request (the rest came from a KV cache);
+        None when the backend cannot tell (a remote server).
+    stop_token: the stop id that ended the generation, if any.
+    """
+
+    token_ids: list[int]
+    text: str
+    logprobs: list[float] = field(default_factory=list)
+    finish_reason: str = "stop"
+    prompt_tokens: int = 0
+    prefilled: int | None = None
+    stop_token: int | None = None
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A language model that continues token-id prompts."""
+
+    def generate(
+        self,
+        prompt_ids: list[int],
+        *,
+        max_tokens: int,
+        temperature: float,
+        stop_ids: Sequence[int],
+        constraint: Constraint | None = None,
+    ) -> Generation:
+        """Continue `prompt_ids` greedily (temperature 0) or by sampling until a stop id or `max_tokens`."""
+        ...
+
+    def close(self) -> None:
+        """Release the model, the cache or the connection."""
+        ...

@@ -1,0 +1,75 @@
+"""vLLM's in-process engine (GPU), imported lazily; same `Backend` interface as the server client.
+
+``LLM(model=folder)`` loads the checkpoint; each request is
+``llm.generate([{"prompt_token_ids": ids}], SamplingParams(...))`` with a constraint passed as
+``SamplingParams(structured_outputs=StructuredOutputsParams(regex=...))``. Prefix caching is on by
+default in vLLM V1, so `Generation.prefilled` is the prompt length minus the request's
+``num_cached_tokens``.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from model.backends.base import BackendError, Constraint, Generation
+
+INSTALL_HINT = "vLLM is not installed; on a CUDA machine run `pip install '.[gpu]'` (or use backend=transformers on CPU)"
+
+
+def _import_vllm() -> Any:
+    try:
+        import vllm  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise BackendError(f"{INSTALL_HINT} ({exc})") from None
+    return vllm
+
+
+class VLLMEngineBackend:
+    """A vLLM `LLM` in this process. folder: checkpoint; max_model_len, dtype and seed go to `LLM`."""
+
+    def __init__(self, folder: str | Path, *, max_model_len: int | None = None, dtype: str = "bfloat16", seed: int = 0, **engine_args: Any) -> None:
+        vllm = _import_vllm()
+        try:
+            self.llm = vllm.LLM(model=str(folder), max_model_len=max_model_len, dtype=dtype, seed=seed, generation_config="vllm", **engine_args)
+        except Exception as exc:  # noqa: BLE001 - vLLM raises many kinds (no GPU, bad folder)
+            raise BackendError(f"vLLM could not load {folder}: {exc}") from exc
+        self.max_model_len = max_model_len or int(self.llm.llm_engine.model_config.max_model_len)
+
+    def sampling_params(self, *, max_tokens: int, temperature: float, stop_ids: Sequence[int], constraint: Constraint | None) -> Any:
+        """The `SamplingParams` of one request."""
+        from vllm.sampling_params import SamplingParams, StructuredOutputsParams  # type: ignore[import-not-found]
+
+        structured = StructuredOutputsParams(regex=constraint.regex) if constraint is not None else None
+        return SamplingParams(
+            max_tokens=max_tokens, temperature=temperature, logprobs=0, stop_token_ids=list(stop_ids),
+            skip_special_tokens=False, spaces_between_special_tokens=False, structured_outputs=structured,
+        )
+
+    def generate(
+        self,
+        prompt_ids: list[int],
+        *,
+        max_tokens: int,
+        temperature: float,
+        stop_ids: Sequence[int],
+        constraint: Constraint | None = None,
+    ) -> Generation:
+        if not prompt_ids:
+            raise BackendError("empty prompt")
+        params = self.sampling_params(max_tokens=max_tokens, temperature=temperature, stop_ids=stop_ids, constraint=constraint)
+        result = self.llm.generate([{"prompt_token_ids": list(prompt_ids)}], params, use_tqdm=False)[0]
+        out = result.outputs[0]
+        ids = list(out.token_ids)
+        logprobs = [float(step[t].logprob) for step, t in zip(out.logprobs or [], ids)]
+        stops = set(stop_ids)
+        stop_token = ids.pop() if out.finish_reason == "stop" and ids and ids[-1] in stops else None
+        cached = getattr(result, "num_cached_tokens", None)
+        return Generation(
+            token_ids=ids, text=out.text, logprobs=logprobs[: len(ids)], finish_reason=str(out.finish_reason),
+            prompt_tokens=len(prompt_ids), prefilled=len(prompt_ids) - cached if isinstance(cached, int) else None,
+            stop_token=stop_token,
+        )
+
+    def close(self) -> None:
+        self.llm = None

@@ -1,0 +1,128 @@
+"""The transformers backend on a tiny random checkpoint, and the vLLM engine's missing-package error."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from model.backends.base import Backend, BackendError, Generation
+from model.backends.hf import HFBackend, common_prefix, decode_prefix, split_utf8
+from model.constraints import RegexConstraint
+
+
+@pytest.fixture(scope="module")
+def backend(tiny_checkpoint: Path) -> HFBackend:
+    b = HFBackend(tiny_checkpoint)
+    yield b
+    b.close()
+
+
+def _prompt(b: HFBackend, text: str = "def add(a, b):\n    c = a + b\n    return c\n") -> list[int]:
+    return b.tokenizer.encode(text, add_special_tokens=False)
+
+
+def test_is_a_backend(backend: HFBackend) -> None:
+    assert isinstance(backend, Backend)
+
+
+def test_greedy_is_deterministic_and_cache_exact(backend: HFBackend, tiny_checkpoint: Path) -> None:
+    prompt = _prompt(backend)
+    first = backend.generate(prompt, max_tokens=12, temperature=0.0, stop_ids=[])
+    assert isinstance(first, Generation) and len(first.token_ids) == 12 and len(first.logprobs) == 12
+    assert first.finish_reason == "length" and all(lp <= 0 for lp in first.logprobs)
+    # extend the prompt with what was generated plus a few tokens: only the new tail is prefilled
+    longer = prompt + first.token_ids + _prompt(backend, "x = 1\n")
+    cached = backend.generate(longer, max_tokens=8, temperature=0.0, stop_ids=[])
+    assert cached.prefilled == len(longer) - (len(prompt) + len(first.token_ids) - 1)
+    fresh_backend = HFBackend(tiny_checkpoint)
+    fresh = fresh_backend.generate(longer, max_tokens=8, temperature=0.0, stop_ids=[])
+    assert fresh.prefilled == len(longer)
+    assert fresh.token_ids == cached.token_ids
+    assert fresh.logprobs == pytest.approx(cached.logprobs, abs=1e-4)
+
+
+def test_prefill_stays_flat_as_session_grows(backend: HFBackend) -> None:
+    backend.reset_cache()
+    prompt = _prompt(backend)
+    counts = []
+    for _ in range(6):
+        gen = backend.generate(prompt, max_tokens=5, temperature=0.0, stop_ids=[])
+        counts.append(gen.prefilled)
+        prompt = prompt + gen.token_ids + _prompt(backend, "\n")
+    assert counts[0] == len(_prompt(backend))
+    assert max(counts[1:]) <= 1 + len(_prompt(backend, "\n")), counts
+
+
+def test_diverging_prompt_crops_cache(backend: HFBackend) -> None:
+    base = _prompt(backend)
+    backend.generate(base + _prompt(backend, "y = 2\n"), max_tokens=3, temperature=0.0, stop_ids=[])
+    other = base + _prompt(backend, "z = [3]\n")
+    gen = backend.generate(other, max_tokens=3, temperature=0.0, stop_ids=[])
+    assert gen.prefilled == len(other) - common_prefix(base + _prompt(backend, "y = 2\n"), other)
+    ref = HFBackend(backend.model.name_or_path).generate(other, max_tokens=3, temperature=0.0, stop_ids=[])
+    assert ref.token_ids == gen.token_ids
+
+
+def test_stop_token_ends_generation(backend: HFBackend) -> None:
+    prompt = _prompt(backend)
+    free = backend.generate(prompt, max_tokens=6, temperature=0.0, stop_ids=[])
+    stop = free.token_ids[3]
+    first_at = free.token_ids.index(stop)
+    gen = backend.generate(prompt, max_tokens=6, temperature=0.0, stop_ids=[stop])
+    assert gen.finish_reason == "stop" and gen.stop_token == stop
+    assert gen.token_ids == free.token_ids[:first_at]
+    assert len(gen.logprobs) == len(gen.token_ids)
+
+
+def test_sampling_is_seeded(tiny_checkpoint: Path) -> None:
+    a = HFBackend(tiny_checkpoint, seed=7)
+    b = HFBackend(tiny_checkpoint, seed=7)
+    prompt = _prompt(a)
+    ga = a.generate(prompt, max_tokens=10, temperature=1.0, stop_ids=[])
+    gb = b.generate(prompt, max_tokens=10, temperature=1.0, stop_ids=[])
+    assert ga.token_ids == gb.token_ids
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.5])
+def test_constraint_is_obeyed_by_random_model(backend: HFBackend, temperature: float) -> None:
+    constraint = RegexConstraint(r'(3|14|27) \{("[a-z]{1,4}": "[0-9]{1,3}"(, "[a-z]{1,4}": "[0-9]{1,3}")*)?\}')
+    stop = backend.tokenizer.convert_tokens_to_ids("<|exit_normal|>")
+    gen = backend.generate(_prompt(backend), max_tokens=60, temperature=temperature, stop_ids=[stop], constraint=constraint)
+    text = decode_prefix(b"".join(backend._table[t] for t in gen.token_ids))
+    assert constraint.allows(text) and text[:1] in {"1", "2", "3"}
+    if gen.finish_reason == "stop":
+        assert constraint.complete(text)
+    if gen.finish_reason == "stop":
+        assert gen.text == text
+
+
+def test_bad_prompts_raise_clear_errors(backend: HFBackend, tmp_path: Path) -> None:
+    with pytest.raises(BackendError, match="empty prompt"):
+        backend.generate([], max_tokens=3, temperature=0.0, stop_ids=[])
+    with pytest.raises(BackendError, match="outside the vocabulary"):
+        backend.generate([10**6], max_tokens=3, temperature=0.0, stop_ids=[])
+    with pytest.raises(BackendError, match="does not fit"):
+        backend.generate([1] * backend.max_model_len, max_tokens=3, temperature=0.0, stop_ids=[])
+    with pytest.raises(BackendError, match="not a checkpoint folder"):
+        HFBackend(tmp_path)
+
+
+def test_decode_prefix_drops_partial_character() -> None:
+    data = "é".encode()
+    assert decode_prefix(data[:1]) == ""
+    assert decode_prefix(b"ab" + data) == "abé"
+    assert split_utf8(b"a" + data[1:]) is None  # a lone continuation byte is not the start of a character
+    assert split_utf8(b"a" + data[:1]) == ("a", data[:1])
+
+
+def test_vllm_engine_missing_is_a_clear_error(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    try:
+        import vllm  # noqa: F401
+    except ImportError:
+        from model.backends.vllm_engine import VLLMEngineBackend
+
+        with pytest.raises(BackendError, match=r"pip install '\.\[gpu\]'"):
+            VLLMEngineBackend(tmp_path)
+    else:  # pragma: no cover - only where vLLM is installed
+        pytest.skip("vLLM is installed here")
