@@ -1,0 +1,535 @@
+"""DAP requests -> a `DebugSession`: one `DapHandler` per client connection.
+
+The handler holds everything one debugging conversation needs: the launch configuration, the
+program, the session (`model.session_api.DebugSession`, the only thing the adapter depends on),
+the breakpoints, the variable references of the current stop, and the optional lockstep
+comparison with debugpy. `handle(message)` answers one decoded request: it sends the response and
+then the events it caused (``stopped``, ``output``, ``exited``, ``terminated``...). Slow work
+(loading a model, predicting a step, running debugpy) runs in a worker thread so other
+connections are served meanwhile. No request can crash the handler: failures become error
+responses with a message for the user.
+"""
+from __future__ import annotations
+
+import ast
+import logging
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ValidationError
+
+from adapter.breakpoints import describe_unverified, executable_lines
+from adapter.evaluate import EvaluateError, evaluate_path
+from adapter.launch_config import LaunchConfig, LaunchError, Program, load_program, open_session, parse_config
+from adapter.variables import VariableStore, parse_repr
+from model.session_api import DebugSession, SessionError
+from protocol import dap
+from protocol.debugger import Action, ActionKind, State, StopReason
+
+THREAD_ID = 1
+LOW_CONFIDENCE = 0.5
+Send = Callable[[BaseModel | dict[str, Any]], Awaitable[Any]]
+
+CAPABILITIES: dict[str, Any] = {
+    "supportsConfigurationDoneRequest": True,
+    "supportsStepBack": True,
+    "supportsSetVariable": True,
+    "supportsEvaluateForHovers": True,
+    "supportsRestartRequest": True,
+    "supportsTerminateRequest": True,
+    "supportsDelayedStackTraceLoading": True,
+    "supportsExceptionInfoRequest": True,
+    "supportsValueFormattingOptions": False,
+    "exceptionBreakpointFilters": [
+        {
+            "filter": "uncaught",
+            "label": "Uncaught Exceptions",
+            "description": "Stop where a predicted uncaught exception is raised (as debugpy does).",
+            "default": True,
+        }
+    ],
+}
+
+
+class RequestError(Exception):
+    """A request that cannot be honoured; the message goes back in the error response."""
+
+
+@dataclass
+class _Run:
+    """One launched program: its configuration, source, session and where it stands."""
+
+    config: LaunchConfig
+    program: Program
+    session: DebugSession
+    started: bool = False
+    ended: bool = False
+    closed: bool = False  # the session's resources have been released
+    comparer: Any = None  # adapter.compare.LockstepComparer when compareWith is "debugpy"
+
+
+@dataclass
+class _Outbox:
+    """Events a request caused, sent after its response."""
+
+    events: list[BaseModel | dict[str, Any]] = field(default_factory=list)
+
+
+class DapHandler:
+    """One client connection's debugging session (see the module docstring)."""
+
+    def __init__(self, send: Send, log: logging.Logger | None = None) -> None:
+        self._send = send
+        self.log = log or logging.getLogger("adapter")
+        self.run: _Run | None = None
+        self.breakpoints: dict[str, list[int]] = {}  # source path -> requested lines
+        self.exception_filters: set[str] = {"uncaught"}
+        self.variables = VariableStore()
+        self.closed = False  # True after disconnect: the connection should end
+        self._outbox = _Outbox()
+
+    # ------------------------------------------------------------------ dispatch
+
+    async def handle(self, obj: dict[str, Any]) -> None:
+        """Answer one decoded message (requests only; anything else is logged and ignored)."""
+        try:
+            message = dap.parse_message(obj)
+        except dap.MessageError as exc:
+            if exc.request_seq is not None:
+                await self._reply_error(dap.Request(seq=exc.request_seq, command=exc.command or "unknown"), str(exc))
+            else:
+                await self.output(f"ignored a message that is not a DAP request: {exc}\n", "console")
+            return
+        if not isinstance(message, dap.Request):
+            self.log.debug("ignoring %s message", obj.get("type"))
+            return
+        self.log.debug("request %s #%s", message.command, message.seq)
+        self._outbox = _Outbox()
+        method = getattr(self, "on_" + message.command, None)
+        if method is None:
+            await self._reply_error(message, f"unsupported request {message.command!r}: the neural debugger does not implement it")
+            return
+        try:
+            body = await method(message)
+        except (RequestError, LaunchError, SessionError, EvaluateError) as exc:
+            await self._reply_error(message, str(exc))
+        except ValidationError as exc:
+            await self._reply_error(message, f"invalid {message.command} arguments: {exc.errors()[0]['msg']}")
+        except Exception as exc:  # noqa: BLE001 - a bug must not end the session
+            self.log.error("request %s failed:\n%s", message.command, traceback.format_exc())
+            await self._reply_error(message, f"internal error in {message.command}: {type(exc).__name__}: {exc}")
+        else:
+            await self._send(dap.response_for(message, body))
+        for item in self._outbox.events:
+            await self._send(item)
+        self._outbox = _Outbox()
+
+    async def _reply_error(self, request: dap.Request, text: str) -> None:
+        self.log.info("request %s failed: %s", request.command, text)
+        await self._send(dap.error_response(request, text))
+
+    def emit(self, name: str, body: Any = None) -> None:
+        """Queue an event to send after the current response."""
+        self._outbox.events.append(dap.event(name, body))
+
+    def note(self, text: str, category: str = "console") -> None:
+        """Queue an output event (Debug Console)."""
+        self.emit("output", {"category": category, "output": text if text.endswith("\n") else text + "\n"})
+
+    async def output(self, text: str, category: str = "console") -> None:
+        """Send an output event now."""
+        await self._send(dap.event("output", {"category": category, "output": text}))
+
+    async def close(self) -> None:
+        """Release the session (the connection ended)."""
+        await self._end_run(send_summary=False)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _require_run(self) -> _Run:
+        if self.run is None:
+            raise RequestError("no program is being debugged: send a launch (or attach) request first")
+        return self.run
+
+    def _require_stopped(self) -> tuple[_Run, State]:
+        run = self._require_run()
+        if run.ended:
+            raise RequestError("the debug session has ended: the program is no longer running")
+        if not run.started:
+            raise RequestError("the program has not started yet: send configurationDone first")
+        return run, run.session.state
+
+    @staticmethod
+    def _args(request: dap.Request, model: type[dap.DapModel]) -> Any:
+        raw = request.arguments
+        if isinstance(raw, BaseModel):
+            raw = dap.to_wire(raw)
+        return model.model_validate(raw or {})
+
+    def _frame_index(self, state: State, frame_id: int | None) -> int:
+        if frame_id is None:
+            return 0
+        index = frame_id - 1
+        if not 0 <= index < len(state.frames):
+            raise RequestError(f"unknown frameId {frame_id}: the program has moved on")
+        return index
+
+    async def _in_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await anyio.to_thread.run_sync(fn, *args, abandon_on_cancel=True)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def on_initialize(self, request: dap.Request) -> dict[str, Any]:
+        return CAPABILITIES
+
+    async def on_launch(self, request: dap.Request) -> None:
+        await self._launch(request.arguments)
+
+    async def on_attach(self, request: dap.Request) -> None:
+        """Attach carries the same configuration as launch (the TCP server is already running)."""
+        await self._launch(request.arguments)
+
+    async def _launch(self, arguments: Any) -> None:
+        if self.run is not None and not self.run.ended:
+            raise RequestError("a program is already being debugged on this connection")
+        if isinstance(arguments, BaseModel):
+            arguments = dap.to_wire(arguments)
+        try:
+            self.run = await self._open(arguments)
+        except LaunchError as exc:
+            await self.output(f"neural debugger: {exc}\n", "stderr")
+            raise
+        self.emit("initialized")
+
+    async def _open(self, arguments: Any) -> _Run:
+        config = parse_config(arguments)
+        program = load_program(config)
+        if config.backend != "oracle":
+            await self.output(f"neural debugger: loading the {config.backend} backend...\n")
+        session = await self._in_thread(open_session, config, program)
+        run = _Run(config=config, program=program, session=session)
+        self._apply_breakpoints(run)
+        if config.compare_with == "debugpy":
+            from adapter.compare import LockstepComparer
+
+            run.comparer = LockstepComparer(program.path, config)
+        return run
+
+    async def on_configurationDone(self, request: dap.Request) -> None:
+        run = self._require_run()
+        if run.started:
+            return
+        await self._start(run)
+
+    async def _start(self, run: _Run) -> None:
+        state = await self._in_thread(run.session.start)
+        run.started = True
+        if run.comparer is not None:
+            self._report_comparison(await self._in_thread(run.comparer.start, state, self._program_breakpoints(run)))
+        if run.config.stop_on_entry:
+            self._show(run, state)
+        elif state.top is not None and state.top.line in self._program_breakpoints(run):
+            self._show(run, state, reason="breakpoint")
+        else:
+            await self._advance(run, Action(kind=ActionKind.CONTINUE))
+
+    async def on_restart(self, request: dap.Request) -> None:
+        run = self._require_run()
+        args = self._args(request, dap.RestartArguments)
+        arguments = args.arguments if args.arguments else dap.to_wire(run.config)
+        await self._end_run(send_summary=True, quiet=True)
+        self.run = None
+        try:
+            self.run = await self._open(arguments)
+        except LaunchError as exc:
+            await self.output(f"neural debugger: {exc}\n", "stderr")
+            raise
+        await self._start(self.run)
+
+    async def on_terminate(self, request: dap.Request) -> None:
+        run = self._require_run()
+        if not run.ended:
+            await self._end_run(send_summary=True)
+            self.emit("terminated")
+
+    async def on_disconnect(self, request: dap.Request) -> None:
+        await self._end_run(send_summary=True)
+        self.closed = True
+
+    async def _end_run(self, send_summary: bool, quiet: bool = False) -> None:
+        run = self.run
+        if run is None:
+            return
+        if not run.ended:
+            run.ended = True
+        if run.comparer is not None:
+            comparer, run.comparer = run.comparer, None
+            if send_summary and not quiet:
+                self._report_summary(comparer)
+            await self._in_thread(comparer.close)
+        if not run.closed:
+            run.closed = True
+            await self._in_thread(run.session.close)
+
+    # ------------------------------------------------------------------ breakpoints
+
+    def _program_breakpoints(self, run: _Run) -> set[int]:
+        return set(self.breakpoints.get(str(run.program.path), []))
+
+    def _apply_breakpoints(self, run: _Run) -> None:
+        lines = self.breakpoints.get(str(run.program.path), [])
+        accepted = run.session.set_breakpoints(sorted(set(lines) & executable_lines(run.program.source)))
+        self.breakpoints[str(run.program.path)] = sorted(set(accepted))
+
+    async def on_setBreakpoints(self, request: dap.Request) -> dict[str, Any]:
+        args = self._args(request, dap.SetBreakpointsArguments)
+        wanted = [bp.line for bp in args.breakpoints] if args.breakpoints is not None else list(args.lines or [])
+        source = args.source
+        if not source.path:
+            return {"breakpoints": [{"verified": False, "line": n, "message": "no source path"} for n in wanted]}
+        path = str(Path(source.path).resolve())
+        run = self.run if self.run is not None and not self.run.ended else None
+        if run is not None and path != str(run.program.path):
+            message = f"the neural debugger only steps through {run.program.path.name}"
+            return {"breakpoints": [{"verified": False, "line": n, "message": message, "source": {"path": source.path}} for n in wanted]}
+        text = run.program.source if run is not None else _read_text(path)
+        executable = executable_lines(text) if text is not None else set()
+        accepted = set(n for n in wanted if n in executable)
+        if run is not None:
+            accepted = set(await self._in_thread(run.session.set_breakpoints, sorted(accepted)))
+        self.breakpoints[path] = sorted(accepted)
+        if run is not None and run.comparer is not None:
+            await self._in_thread(run.comparer.set_breakpoints, sorted(accepted))
+        result = []
+        for i, line in enumerate(wanted):
+            item: dict[str, Any] = {"id": i + 1, "verified": line in accepted, "line": line, "source": {"path": source.path}}
+            if line not in accepted:
+                item["message"] = (f"cannot read {path}" if text is None else
+                                   f"{Path(path).name} does not compile" if not executable else
+                                   describe_unverified(line, executable))
+            result.append(item)
+        return {"breakpoints": result}
+
+    async def on_setExceptionBreakpoints(self, request: dap.Request) -> dict[str, Any]:
+        args = self._args(request, dap.SetExceptionBreakpointsArguments)
+        filters = set(args.filters) | {o.filter_id for o in args.filter_options or []}
+        self.exception_filters = filters
+        return {"breakpoints": [{"verified": f == "uncaught"} for f in args.filters]}
+
+    # ------------------------------------------------------------------ inspection
+
+    async def on_threads(self, request: dap.Request) -> dict[str, Any]:
+        return {"threads": [{"id": THREAD_ID, "name": "MainThread"}]}
+
+    async def on_stackTrace(self, request: dap.Request) -> dict[str, Any]:
+        run, state = self._require_stopped()
+        args = self._args(request, dap.StackTraceArguments)
+        start = max(args.start_frame or 0, 0)
+        end = len(state.frames) if not args.levels else min(len(state.frames), start + args.levels)
+        frames = []
+        for index in range(start, end):
+            frame = state.frames[index]
+            path = Path(frame.file) if frame.file else run.program.path
+            frames.append(
+                {"id": index + 1, "name": frame.name, "line": frame.line, "column": 1,
+                 "source": {"name": path.name, "path": str(path)}}
+            )
+        return {"stackFrames": frames, "totalFrames": len(state.frames)}
+
+    async def on_scopes(self, request: dap.Request) -> dict[str, Any]:
+        _, state = self._require_stopped()
+        args = self._args(request, dap.ScopesArguments)
+        index = self._frame_index(state, args.frame_id)
+        frame = state.frames[index]
+        entries: list[tuple[str, str, str | None]] = []
+        if index == 0 and state.return_value is not None:
+            entries.append((f"(return) {state.return_value.name}", state.return_value.value, None))
+        entries += [(name, value, name) for name, value in frame.locals.items()]
+        scopes = [{"name": "Locals", "presentationHint": "locals", "expensive": False, "namedVariables": len(entries),
+                   "variablesReference": self.variables.add_scope(entries, frame_index=index)}]
+        if index < len(state.frames) - 1:
+            module = state.frames[-1].locals
+            scopes.append({"name": "Globals", "expensive": False, "namedVariables": len(module),
+                           "variablesReference": self.variables.add_scope([(k, v, k) for k, v in module.items()],
+                                                                          frame_index=len(state.frames) - 1)})
+        return {"scopes": scopes}
+
+    async def on_variables(self, request: dap.Request) -> dict[str, Any]:
+        self._require_stopped()
+        args = self._args(request, dap.VariablesArguments)
+        if args.variables_reference not in self.variables:
+            raise RequestError(f"unknown variablesReference {args.variables_reference}: the program has moved on")
+        if args.filter == "named" and self._is_indexed(args.variables_reference):
+            return {"variables": []}
+        found = self.variables.variables(args.variables_reference, args.start or 0, args.count or 0)
+        return {"variables": found}
+
+    def _is_indexed(self, ref: int) -> bool:
+        items = self.variables.variables(ref, 0, 1)
+        return bool(items) and items[0]["name"] == "0"
+
+    async def on_evaluate(self, request: dap.Request) -> dict[str, Any]:
+        args = self._args(request, dap.EvaluateArguments)
+        _, state = self._require_stopped()
+        index = self._frame_index(state, args.frame_id)
+        value = evaluate_path(state, args.expression, index)
+        parsed = parse_repr(value)
+        body: dict[str, Any] = {"result": value, "variablesReference": self.variables.add_value(value, args.expression.strip())}
+        if parsed.type_name:
+            body["type"] = parsed.type_name
+        return body
+
+    async def on_exceptionInfo(self, request: dap.Request) -> dict[str, Any]:
+        _, state = self._require_stopped()
+        if state.exception is None:
+            raise RequestError("no exception at this stop")
+        return {"exceptionId": state.exception.type, "description": state.exception.message,
+                "breakMode": "unhandled" if state.reason is StopReason.EXCEPTION else "always"}
+
+    async def on_setVariable(self, request: dap.Request) -> dict[str, Any]:
+        run, state = self._require_stopped()
+        args = self._args(request, dap.SetVariableArguments)
+        frame_index = self.variables.frame_of(args.variables_reference)
+        if frame_index is None:
+            raise RequestError("only a frame's own variables can be set (not parts of a container)")
+        if args.name not in state.frames[frame_index].locals:
+            raise RequestError(f"{args.name!r} is not a variable of this frame")
+        value = args.value.strip()
+        try:
+            ast.parse(value, mode="eval")
+        except (SyntaxError, ValueError, RecursionError):
+            raise RequestError(f"not a Python value: {value!r} (write it as its repr, e.g. 3, 'text', [1, 2])") from None
+        await self._in_thread(run.session.set_variable, args.name, value, frame_index)
+        if run.comparer is not None:
+            self.note("neural debugger: comparison with debugpy stopped (a variable was edited)")
+            comparer, run.comparer = run.comparer, None
+            self._report_summary(comparer)
+            await self._in_thread(comparer.close)
+        self.variables.update(args.variables_reference, args.name, value)
+        parsed = parse_repr(value)
+        return {"value": value, "type": parsed.type_name or None,
+                "variablesReference": self.variables.add_value(value, args.name)}
+
+    async def on_source(self, request: dap.Request) -> dict[str, Any]:
+        run = self._require_run()
+        return {"content": run.program.source, "mimeType": "text/x-python"}
+
+    # ------------------------------------------------------------------ execution
+
+    async def on_next(self, request: dap.Request) -> None:
+        await self._step(ActionKind.STEP_OVER)
+
+    async def on_stepIn(self, request: dap.Request) -> None:
+        await self._step(ActionKind.STEP_INTO)
+
+    async def on_stepOut(self, request: dap.Request) -> None:
+        await self._step(ActionKind.STEP_RETURN)
+
+    async def on_continue(self, request: dap.Request) -> dict[str, Any]:
+        await self._step(ActionKind.CONTINUE)
+        return {"allThreadsContinued": True}
+
+    async def on_pause(self, request: dap.Request) -> None:
+        """Predictions are synchronous: the program is always stopped between requests."""
+        self._require_run()
+
+    async def _step(self, kind: ActionKind) -> None:
+        run, _ = self._require_stopped()
+        await self._advance(run, Action(kind=kind))
+
+    async def _advance(self, run: _Run, action: Action) -> None:
+        state = await self._in_thread(run.session.step, action)
+        if run.comparer is not None:
+            self._report_comparison(await self._in_thread(run.comparer.step, action, state))
+        while state.reason is StopReason.EXCEPTION and "uncaught" not in self.exception_filters:
+            self._forward_stdout(state)
+            action = Action(kind=ActionKind.CONTINUE)
+            state = await self._in_thread(run.session.step, action)
+            if run.comparer is not None:
+                self._report_comparison(await self._in_thread(run.comparer.step, action, state))
+        self._show(run, state)
+
+    async def on_stepBack(self, request: dap.Request) -> None:
+        run, _ = self._require_stopped()
+        self._stop_comparison_for_step_back(run)
+        state = await self._in_thread(run.session.step_back)
+        self._show(run, state, reason="step", replay=True)
+
+    async def on_reverseContinue(self, request: dap.Request) -> None:
+        run, _ = self._require_stopped()
+        self._stop_comparison_for_step_back(run)
+        lines = self._program_breakpoints(run)
+        state = run.session.state
+        while run.session.history:
+            state = await self._in_thread(run.session.step_back)
+            top = state.top
+            if top is not None and top.file is None and top.line in lines:
+                self._show(run, state, reason="breakpoint", replay=True)
+                return
+        self._show(run, state, reason="entry", replay=True)
+
+    def _stop_comparison_for_step_back(self, run: _Run) -> None:
+        if run.comparer is not None:
+            self.note("neural debugger: comparison with debugpy stopped (debugpy cannot step back)")
+            self._report_summary(run.comparer)
+            comparer, run.comparer = run.comparer, None
+            comparer.close()
+
+    # ------------------------------------------------------------------ showing a state
+
+    def _forward_stdout(self, state: State) -> None:
+        if state.stdout:
+            self.emit("output", {"category": "stdout", "output": state.stdout})
+
+    def _show(self, run: _Run, state: State, reason: str | None = None, replay: bool = False) -> None:
+        """Queue the events for a new current state: output, then stopped or exited + terminated."""
+        self.variables.clear()
+        if not replay:
+            self._forward_stdout(state)
+        if state.finished:
+            run.ended = True
+            if run.comparer is not None:
+                self._report_summary(run.comparer)
+            self.emit("exited", {"exitCode": state.exit_code if state.exit_code is not None else 0})
+            self.emit("terminated")
+            return
+        self._confidence_notes(run)
+        body: dict[str, Any] = {"reason": reason or state.reason.value, "threadId": THREAD_ID, "allThreadsStopped": True}
+        if state.reason is StopReason.EXCEPTION and state.exception is not None:
+            body["description"] = f"Exception: {state.exception.type}"
+            body["text"] = f"{state.exception.type}: {state.exception.message}".rstrip(": ")
+        self.emit("stopped", body)
+
+    def _confidence_notes(self, run: _Run) -> None:
+        try:
+            scores = run.session.confidence()
+        except Exception:  # noqa: BLE001 - a missing score is no reason to fail a step
+            return
+        low = {name: p for name, p in scores.items() if p < LOW_CONFIDENCE}
+        if low:
+            listed = ", ".join(f"{name} ({p:.0%})" for name, p in sorted(low.items(), key=lambda kv: kv[1]))
+            self.note(f"neural debugger: low confidence in {listed}")
+
+    # ------------------------------------------------------------------ comparison reports
+
+    def _report_comparison(self, divergences: list[dict[str, Any]]) -> None:
+        for item in divergences:
+            self.note(f"neural debugger vs debugpy: {item['text']}")
+            if item.get("fields"):
+                self.emit("neuralDivergence", item)
+
+    def _report_summary(self, comparer: Any) -> None:
+        summary = comparer.summary
+        self.note(summary.describe())
+        self.emit("neuralComparisonSummary", summary.to_json())
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -1,0 +1,166 @@
+"""The `neural` launch configuration: validation, program checks, and opening a `DebugSession`.
+
+`LaunchConfig` is the launch (or attach) request's arguments as DESIGN.md fixes them: ``program``
+(required), ``stopOnEntry``, ``model``, ``backend`` (transformers | vllm | oracle), ``vllmUrl``,
+``temperature``, ``compareWith`` ("debugpy"), ``args``, ``cwd``. `load_program` reads and compiles
+the program (without running it) and `open_session` builds the session for the chosen backend.
+Every failure is a `LaunchError` whose message is meant for the user's Debug Console.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from model.session_api import DebugSession
+from protocol.dap import NeuralLaunchArguments
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+VLLM_PROBE_TIMEOUT_S = 5.0
+
+
+class LaunchError(Exception):
+    """A launch that cannot go ahead; the message says what to fix."""
+
+
+class LaunchConfig(NeuralLaunchArguments):
+    """The validated `neural` launch configuration (camelCase on the wire, snake_case here)."""
+
+    backend: Literal["transformers", "vllm", "oracle"] = "transformers"
+    vllm_timeout: float = Field(default=VLLM_PROBE_TIMEOUT_S, gt=0, le=600)  # seconds to wait for the vLLM server
+
+
+def parse_config(arguments: object) -> LaunchConfig:
+    """Validate launch/attach arguments; LaunchError listing every bad field."""
+    if not isinstance(arguments, dict):
+        raise LaunchError("launch arguments must be a JSON object with at least \"program\"")
+    try:
+        return LaunchConfig.model_validate(arguments)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors()[:6]:
+            where = ".".join(str(p) for p in err["loc"]) or "configuration"
+            problems.append(f"{where}: {err['msg']}")
+        raise LaunchError("invalid neural launch configuration: " + "; ".join(problems)) from None
+
+
+@dataclass(frozen=True)
+class Program:
+    """A program ready to debug: its absolute path and its source text (compiled once, never run)."""
+
+    path: Path
+    source: str
+
+
+def resolve_program(config: LaunchConfig) -> Path:
+    """The program's absolute path (relative paths are taken from ``cwd`` when given)."""
+    path = Path(config.program).expanduser()
+    if not path.is_absolute() and config.cwd:
+        path = Path(config.cwd).expanduser() / path
+    return path.resolve()
+
+
+def load_program(config: LaunchConfig) -> Program:
+    """Read and compile the program; LaunchError for a missing, unreadable, non-UTF-8 or invalid file."""
+    if config.cwd and not Path(config.cwd).expanduser().is_dir():
+        raise LaunchError(f"cwd {config.cwd!r} is not a directory")
+    path = resolve_program(config)
+    if not path.exists():
+        raise LaunchError(f"program not found: {path}")
+    if not path.is_file():
+        raise LaunchError(f"program is not a file: {path}")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except PermissionError:
+        raise LaunchError(f"cannot read program {path}: permission denied") from None
+    except UnicodeDecodeError as exc:
+        raise LaunchError(f"cannot read program {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise LaunchError(f"cannot read program {path}: {exc.strerror or exc}") from None
+    check_syntax(source, str(path))
+    return Program(path=path, source=source)
+
+
+def check_syntax(source: str, filename: str) -> None:
+    """LaunchError naming the line of the first syntax error (the program is only parsed)."""
+    try:
+        compile(source, filename, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        text = (exc.text or "").rstrip()
+        where = f"{filename}, line {exc.lineno}" + (f", column {exc.offset}" if exc.offset else "")
+        detail = f"\n    {text}" if text else ""
+        raise LaunchError(f"syntax error in {where}: {exc.msg}{detail}") from None
+    except (ValueError, RecursionError) as exc:  # null bytes, absurd nesting
+        raise LaunchError(f"cannot parse {filename}: {exc}") from None
+
+
+def default_checkpoint() -> Path:
+    """The shipped model folder (model.paths.DEFAULT_CHECKPOINT, else checkpoints/default)."""
+    try:
+        from model.paths import DEFAULT_CHECKPOINT
+    except ImportError:
+        return REPO_ROOT / "checkpoints" / "default"
+    return Path(DEFAULT_CHECKPOINT)
+
+
+def resolve_model(config: LaunchConfig) -> Path:
+    """The checkpoint folder to load; LaunchError when it does not exist or is not a checkpoint."""
+    path = Path(config.model).expanduser() if config.model else default_checkpoint()
+    if not path.is_absolute() and config.cwd:
+        path = Path(config.cwd).expanduser() / path
+    if not path.exists():
+        hint = "" if config.model else " (the shipped model has not been trained yet: train one, or use \"backend\": \"oracle\")"
+        raise LaunchError(f"model folder not found: {path}{hint}")
+    if not path.is_dir():
+        raise LaunchError(f"model must be a checkpoint folder, not a file: {path}")
+    if not (path / "config.json").is_file():
+        raise LaunchError(f"not a checkpoint folder (no config.json): {path}")
+    return path
+
+
+def probe_vllm(url: str, timeout: float) -> None:
+    """Check that a vLLM server answers ``GET {url}/v1/models`` within ``timeout`` seconds."""
+    base = url.rstrip("/")
+    target = base + "/models" if base.endswith("/v1") else base + "/v1/models"
+    try:
+        with urllib.request.urlopen(target, timeout=timeout) as reply:  # noqa: S310 (a URL the user configured)
+            json.loads(reply.read(1_000_000) or b"{}")
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise LaunchError(f"the vLLM server at {url} did not answer within {timeout:g} s ({reason})") from None
+    except ValueError:
+        raise LaunchError(f"{target} did not answer with JSON: is {url} a vLLM server?") from None
+
+
+def open_session(config: LaunchConfig, program: Program) -> DebugSession:
+    """Build the session for ``config.backend``; slow (loads a model): call it from a worker thread."""
+    if config.backend == "oracle":
+        try:
+            from model.oracle import OracleDebugger
+        except ImportError as exc:
+            raise LaunchError(f"the oracle backend is not available in this installation: {exc}") from None
+        return OracleDebugger(program.source, path=str(program.path))
+    if config.backend == "vllm":
+        if not config.vllm_url:
+            raise LaunchError('backend "vllm" needs "vllmUrl" (e.g. http://127.0.0.1:8000)')
+        probe_vllm(config.vllm_url, config.vllm_timeout)
+    checkpoint = resolve_model(config)
+    try:
+        from model.session import NeuralDebugger
+    except ImportError as exc:
+        raise LaunchError(f"the {config.backend} backend is not available in this installation: {exc}") from None
+
+    return NeuralDebugger.from_checkpoint(
+        str(checkpoint),
+        program.source,
+        path=str(program.path),
+        backend=config.backend,
+        vllm_url=config.vllm_url,
+        temperature=config.temperature,
+    )
