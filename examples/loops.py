@@ -1,0 +1,15 @@
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+results = {}
+for start in range(1, 7):
+    results[start] = collatz_steps(start)
+longest = max(results, key=results.get)
