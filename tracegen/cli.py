@@ -1,0 +1,97 @@
+"""``neural-debugger tracegen``: record debugger sessions (``record``) and make training data (``synth``).
+
+``record`` prints one JSON object per stop (the contract in DESIGN.md, see `tracegen.record_json`).
+If the action script runs out before the program ends, the session goes on with ``continue`` until
+the program exits (those lines say ``"action": "continue"``), so the output always ends with the
+``end`` line, for both recorders. Actions given after the program exited are ignored.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NoReturn
+
+import typer
+
+from protocol.debugger import Action, ActionKind, State
+
+app = typer.Typer(help="Record real debugger sessions (record) and make training data (synth).", no_args_is_help=True)
+
+
+@app.callback()
+def main() -> None:
+    """Record real debugger sessions (record) and make training data (synth)."""
+
+
+def parse_actions(text: str) -> list[Action]:
+    """``stepIn,next,stepOut,continue,breakpoint:7`` (also the paper's names) -> actions."""
+    return [Action.parse(part) for part in text.split(",") if part.strip()]
+
+
+def parse_lines(text: str) -> list[int]:
+    """``7,12`` -> [7, 12] (positive integers)."""
+    lines = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if not part.isdigit() or int(part) < 1:
+            raise ValueError(f"not a line number: {part!r}")
+        lines.append(int(part))
+    return lines
+
+
+def _record_fast(path: Path, actions: list[Action], breakpoints: list[int], stop_on_entry: bool) -> list[State]:
+    from tracegen.fast import record_program, replay_to_end
+
+    return replay_to_end(record_program(path=path), actions, breakpoints, stop_on_entry)
+
+
+def _record_debugpy(path: Path, actions: list[Action], breakpoints: list[int], stop_on_entry: bool) -> list[State]:
+    try:
+        from tracegen.debugpy_recorder import record_debugpy
+    except ImportError as exc:
+        raise RuntimeError(f"the debugpy recorder is not available: {exc}") from exc
+    return record_debugpy(path, actions, breakpoints, stop_on_entry=stop_on_entry)
+
+
+@app.command()
+def record(
+    program: Path = typer.Argument(..., help="The Python program to run."),
+    actions: str = typer.Option("", "--actions", help="Comma-separated: stepIn, next, stepOut, continue, breakpoint:LINE."),
+    bp: str = typer.Option("", "--bp", help="Comma-separated session breakpoint lines."),
+    recorder: str = typer.Option("fast", "--recorder", help="fast | debugpy"),
+    stop_on_entry: bool = typer.Option(True, "--stop-on-entry/--no-stop-on-entry", help="Stop on the first line."),
+) -> None:
+    """Print one JSON object per stop of a debugger session on PROGRAM."""
+    from tracegen.record_json import session_lines
+
+    try:
+        action_list = parse_actions(actions)
+        bps = parse_lines(bp)
+    except ValueError as exc:
+        _fail(f"bad argument: {exc}")
+    if not program.is_file():
+        _fail(f"no such program file: {program}")
+    if recorder not in ("fast", "debugpy"):
+        _fail(f"--recorder must be fast or debugpy, not {recorder!r}")
+    if any(a.kind.inverse for a in action_list):
+        _fail("inverse actions cannot be recorded (the recorders only run forwards)")
+    run = _record_fast if recorder == "fast" else _record_debugpy
+    try:
+        states = run(program, action_list, bps, stop_on_entry)
+    except Exception as exc:  # noqa: BLE001 - a clear message instead of a traceback
+        _fail(str(exc))
+    used = action_list[: max(0, len(states) - 1)]
+    used += [Action(kind=ActionKind.CONTINUE)] * (len(states) - 1 - len(used))
+    for line in session_lines(states, used):
+        typer.echo(line)
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"error: {message}", err=True)
+    raise SystemExit(2)
+
+
+# ------------------------------------------------------------------------------------------
+# `synth` (tracegen/synth/, tracegen/dataset.py) is registered below this line by its owner.
+# ------------------------------------------------------------------------------------------

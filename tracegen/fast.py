@@ -1,0 +1,380 @@
+"""The fast recorder: run a program once under ``sys.settrace``, answer any action script from the trace.
+
+``record_program`` runs the program in the sandboxed child (``child_runner.py``) and returns a
+`ProgramTrace`. ``replay`` (or a `ReplaySession`, step by step) walks that trace the way debugpy
+1.8 (pydevd, ``justMyCode``, ``showReturnValue``, exception breakpoints ``uncaught``) walks a live
+program on Python 3.11, and returns the `State` after every stop. The rules are pydevd's
+``PyDBFrame.trace_dispatch`` and ``_do_wait_suspend`` restated over recorded events:
+
+- entry: the first line event of the module (reason ``entry``); without stop-on-entry it runs.
+- stepIn: the next line event in user code; the return of a user frame (or of a library frame
+  called from user code) to a user caller stops on the calling line, unless the caller is where
+  the step started (same frame and line).
+- next: the next line event of the same frame; when that frame returns, it becomes a stepIn (so
+  it stops on the next line of the caller, not the calling line).
+- stepOut: the return of the current frame: a stop on the calling line. At module level (no user
+  caller) it runs like continue.
+- Generators (and genexprs): a ``return`` event at a ``yield`` is ignored; ``next`` at a
+  generator's last return continues as a stepIn limited to the caller.
+- Any line event on a session breakpoint line (program file) stops with reason ``breakpoint``,
+  whatever the step.
+- Return values: debugpy keeps ``(return) name`` entries in the caller frame for the rest of that
+  frame's life (one per function name, the latest wins), recorded when (after the switch above)
+  the step is next and the caller is the stepping frame, or stepOut of that frame, or stepIn and
+  the caller is user code. Like tracegen's debugpy recorder, they are not put in `Frame.locals`;
+  `State.return_value` is the top frame's *fresh* entry: the last one in debugpy's display order
+  (sorted by name) that is new or changed since the previous stop (compared with what that frame
+  showed at the previous stop, if it was on that stack). `ReplaySession.return_values(fid)` gives
+  a frame's whole ``(return)`` dict. The value's repr is the one at the time of the return.
+- An uncaught exception: a stop with reason ``exception`` in the raising frame (the traceback's
+  user frames), then ``exited`` with code 1.
+- ``breakpoint`` action (the paper's): run like continue with a one-off breakpoint on the given
+  line; session breakpoints stop it too (like VS Code's "run to cursor").
+- ``continue``: to the next session breakpoint, an uncaught exception, or the end.
+
+After the ``exited`` state, `ReplaySession.step` raises `ReplayError`; `replay` stops there and
+ignores the rest of the script. A trace cut by a limit ends in ``exited`` with ending ``exit_never``
+and no exit code.
+"""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from protocol.debugger import Action, ActionKind, Ending, ExceptionInfo, Frame, ReturnValue, State, StopReason
+from tracegen.sandbox import Limits, run_traced
+from tracegen.trace import CALL, EXCEPTION, LINE, RETURN, ProgramTrace, parse_trace
+
+# step commands (pydevd's, justMyCode variants)
+RUN, INTO, OVER, OUT, INTO_CORO = "run", "into", "over", "out", "into_coro"
+
+
+class ReplayError(Exception):
+    """An action the replay cannot take (after the end, an inverse action, a bad breakpoint line)."""
+
+
+class RecordError(Exception):
+    """The program could not be traced (the runner crashed, the file is missing)."""
+
+
+def record_program(
+    source: str | None = None,
+    *,
+    path: str | Path | None = None,
+    args: Sequence[str] = (),
+    limits: Limits = Limits(),
+    cwd: str | Path | None = None,
+) -> ProgramTrace:
+    """Run a program once in the sandbox and return its full trace.
+
+    Give ``source`` (run as ``program.py`` in a fresh temporary folder) or ``path`` (run in place, so
+    imports of sibling files work; its source is read from the file). The working directory is a
+    fresh temporary directory unless ``cwd`` is given.
+    """
+    if (source is None) == (path is None):
+        raise ValueError("give exactly one of source or path")
+    if path is not None:
+        program = Path(path).resolve()
+        if not program.is_file():
+            raise RecordError(f"no such program file: {path}")
+        text = program.read_text(encoding="utf-8", errors="replace")
+        return _record(program, text, str(path), args, limits, cwd)
+    with tempfile.TemporaryDirectory(prefix="tracegen-src-") as tmp:
+        program = Path(tmp) / "program.py"
+        program.write_text(source, encoding="utf-8")
+        return _record(program, source, None, args, limits, cwd)
+
+
+def _record(program: Path, text: str, shown_path: str | None, args, limits: Limits, cwd) -> ProgramTrace:
+    result = run_traced(program, tuple(args), limits, Path(cwd) if cwd is not None else None)
+    if result.how == "crashed" and not result.trace_text.strip():
+        raise RecordError(f"the tracing runner failed (exit {result.returncode}): {result.stderr[-2000:]}")
+    return parse_trace(result.trace_text, text, shown_path, result.stderr, result.killed_reason)
+
+
+@dataclass
+class _Cursor:
+    """Where a session stands: the event of the last stop and the debugger's memory."""
+
+    pos: int = -1  # index of the event of the current stop (-1: before the start)
+    top: int | None = None  # fid of the frame shown on top at the current stop
+    top_line: int = 0
+    retvals: dict[int, dict[str, str]] = field(default_factory=dict)  # fid -> {func name: repr}
+    finished: bool = False
+    exception_pending: bool = False  # stopped at the uncaught exception; next action exits
+    seen: dict[int, dict[str, str]] = field(default_factory=dict)  # (return) entries shown at the last stop
+
+    def copy(self) -> "_Cursor":
+        return _Cursor(self.pos, self.top, self.top_line, {k: dict(v) for k, v in self.retvals.items()},
+                       self.finished, self.exception_pending, dict(self.seen))
+
+
+class ReplaySession:
+    """Step through a recorded trace like a debugpy session (see the module docstring)."""
+
+    def __init__(self, trace: ProgramTrace, breakpoints: Sequence[int] = (), stop_on_entry: bool = True) -> None:
+        self.trace = trace
+        self.breakpoints = frozenset(breakpoints)
+        self.stop_on_entry = stop_on_entry
+        self.cursor = _Cursor()
+        self.state: State | None = None
+
+    # ---- public -------------------------------------------------------------------------
+    def start(self) -> State:
+        """The first stop: ``entry`` on the module's first line, or (without stop-on-entry) a run."""
+        if self.state is not None:
+            raise ReplayError("the session has already started")
+        if self.stop_on_entry:
+            for i, ev in enumerate(self.trace.events):
+                if ev.kind == LINE:
+                    return self._stop_line(i, StopReason.ENTRY, self._stdout(0, i))
+        return self._run(RUN, None, None, None)
+
+    def step(self, action: Action) -> State:
+        """Take one forward action from the current stop."""
+        if self.state is None:
+            raise ReplayError("call start() first")
+        if self.cursor.finished:
+            raise ReplayError("the program has exited; no more actions")
+        kind = action.kind
+        if kind.inverse:
+            raise ReplayError(f"{kind.value} is an inverse action; the replay only runs forwards")
+        if self.cursor.exception_pending:
+            return self._exit(len(self.trace.events))
+        top = self.cursor.top
+        if kind is ActionKind.STEP_INTO:
+            return self._run(INTO, None, (top, self.cursor.top_line), None)
+        if kind is ActionKind.STEP_OVER:
+            return self._run(OVER, top, None, None)
+        if kind is ActionKind.STEP_RETURN:
+            stop = self._step_out_frame(top)
+            return self._run(OUT, stop, None, None) if stop is not None else self._run(RUN, None, None, None)
+        if kind is ActionKind.CONTINUE:
+            return self._run(RUN, None, None, None)
+        if kind is ActionKind.BREAKPOINT:
+            if action.line is None:
+                raise ReplayError("a breakpoint action needs a line")
+            return self._run(RUN, None, None, action.line)
+        raise ReplayError(f"unsupported action {kind.value}")
+
+    def fork(self) -> "ReplaySession":
+        """An independent copy at the same stop (for building state trees)."""
+        other = ReplaySession(self.trace, self.breakpoints, self.stop_on_entry)
+        other.cursor = self.cursor.copy()
+        other.state = self.state
+        return other
+
+    @property
+    def position(self) -> int:
+        """Index of the trace event of the current stop (``len(events)`` at the end)."""
+        return self.cursor.pos
+
+    # ---- the walk ------------------------------------------------------------------------
+    def _step_out_frame(self, top: int | None) -> int | None:
+        """pydevd's stepOut target: the frame whose return ends the step (None: no user caller -> run)."""
+        if top is None:
+            return None
+        frames = self.trace.frames
+        info = frames[top]
+        frame = top
+        while True:
+            if info.parent is None:
+                return None
+            parent = frames[info.parent]
+            if info.direct and not parent.lib:
+                return frame
+            frame = info.parent
+            info = parent
+
+    def _run(self, cmd: str, stop: int | None, init: tuple | None, one_off: int | None) -> State:
+        trace = self.trace
+        events = trace.events
+        frames = trace.frames
+        bps = self.breakpoints
+        retvals = self.cursor.retvals
+        start = self.cursor.pos + 1
+        last_ret: tuple[int, str, str] | None = None
+        for i in range(start, len(events)):
+            ev = events[i]
+            kind = ev.kind
+            if kind == CALL or kind == EXCEPTION:
+                continue
+            fid = ev.fid
+            info = frames[fid]
+            old_cmd, old_stop = cmd, stop
+            if kind == RETURN:
+                if info.generator:
+                    if not ev.at_return_line:
+                        continue  # a yield: pydevd ignores it
+                    if old_stop == fid and old_cmd in (OVER, INTO):
+                        back = self._user_ancestor(fid)
+                        cmd, stop = (INTO_CORO, back) if back is not None else (INTO, None)
+                    elif old_cmd == INTO_CORO and old_stop == fid:
+                        back = self._user_ancestor(fid)
+                        cmd, stop = (INTO_CORO, back) if back is not None else (INTO, None)
+                elif old_stop == fid and old_cmd in (OVER, OUT):
+                    cmd, stop = INTO, None
+            elif kind == LINE:
+                if (ev.line in bps or ev.line == one_off) and info.file is None and not info.lib:
+                    return self._stop_line(i, StopReason.BREAKPOINT, self._stdout(start, i), last_ret)
+            if kind == RETURN:
+                parent = info.parent
+                back_user = info.direct and parent is not None and not frames[parent].lib
+                if parent is not None and (
+                    (cmd == OVER and info.direct and old_stop == parent)
+                    or (cmd == OUT and old_stop == fid)
+                    or (cmd == INTO_CORO and self._in_chain(old_stop, fid))
+                    or (cmd == INTO and back_user)
+                ):
+                    retvals.setdefault(parent, {})[ev.ret_name] = ev.ret_value
+                    last_ret = (parent, ev.ret_name, ev.ret_value)
+                hit = False
+                if old_cmd in (INTO, INTO_CORO):
+                    if back_user and ev.stack:
+                        hit = init != (parent, ev.stack[0][1])
+                        if hit and old_cmd == INTO_CORO:
+                            hit = self._in_chain(old_stop, fid)
+                elif old_cmd == OUT:
+                    hit = old_stop == fid and back_user
+                if hit:
+                    return self._stop_return(i, self._stdout(start, i), last_ret)
+            elif kind == LINE:
+                if old_cmd in (INTO, INTO_CORO):
+                    if not info.lib and (old_cmd == INTO or self._in_chain(old_stop, fid)):
+                        return self._stop_line(i, StopReason.STEP, self._stdout(start, i), last_ret)
+                elif old_cmd == OVER and fid == old_stop:
+                    return self._stop_line(i, StopReason.STEP, self._stdout(start, i), last_ret)
+        return self._end(start, last_ret)
+
+    def _user_ancestor(self, fid: int) -> int | None:
+        frames = self.trace.frames
+        parent = frames[fid].parent
+        while parent is not None and frames[parent].lib:
+            parent = frames[parent].parent
+        return parent
+
+    def _in_chain(self, target: int | None, fid: int) -> bool:
+        frames = self.trace.frames
+        current: int | None = fid
+        while current is not None:
+            if current == target:
+                return True
+            current = frames[current].parent
+        return False
+
+    def _stdout(self, start: int, stop: int) -> str:
+        events = self.trace.events
+        return "".join(events[k].stdout for k in range(start, stop + 1) if events[k].stdout)
+
+    # ---- building states -----------------------------------------------------------------
+    def _frames(self, stack) -> list[Frame]:
+        trace = self.trace
+        frames = trace.frames
+        out = []
+        for fid, line, lid in stack:
+            info = frames[fid]
+            if info.lib:
+                continue
+            out.append(Frame(name=info.name, line=line, source=trace.source_line(line, info.file),
+                             locals=self._locals(fid, lid), file=info.file))
+        return out
+
+    def _locals(self, fid: int, lid: int) -> dict[str, str]:
+        return dict(self.trace.locals_table[lid])
+
+    def return_values(self, fid: int) -> dict[str, str]:
+        """The ``(return) name`` entries debugpy shows in frame ``fid`` now, in display order."""
+        rets = self.cursor.retvals.get(fid, {})
+        return {name: rets[name] for name in sorted(rets, key=_attr_key)}
+
+    def _finish_stop(self, i: int, top: int, top_line: int, state: State) -> State:
+        self.cursor.pos = i
+        self.cursor.top = top
+        self.cursor.top_line = top_line
+        self.state = state
+        return state
+
+    def _return_value(self, top: int, stack) -> ReturnValue | None:
+        """The top frame's fresh ``(return)`` entry (see the module docstring); remembers this stop's entries."""
+        seen = {fid: self.return_values(fid) for fid, _line, _lid in stack if not self.trace.frames[fid].lib}
+        previous = self.cursor.seen.get(top, {})
+        self.cursor.seen = seen
+        fresh = [(n, v) for n, v in seen.get(top, {}).items() if previous.get(n) != v]
+        if not fresh:
+            return None
+        return ReturnValue(name=fresh[-1][0], value=fresh[-1][1])
+
+    def _stop_line(self, i: int, reason: StopReason, stdout: str, last_ret=None) -> State:
+        ev = self.trace.events[i]
+        state = State(reason=reason, frames=self._frames(ev.stack), stdout=stdout,
+                      return_value=self._return_value(ev.fid, ev.stack))
+        return self._finish_stop(i, ev.fid, ev.line, state)
+
+    def _stop_return(self, i: int, stdout: str, last_ret) -> State:
+        ev = self.trace.events[i]
+        caller, line = ev.stack[0][0], ev.stack[0][1]
+        state = State(reason=StopReason.STEP, frames=self._frames(ev.stack), stdout=stdout,
+                      return_value=self._return_value(caller, ev.stack))
+        return self._finish_stop(i, caller, line, state)
+
+    def _end(self, start: int, last_ret) -> State:
+        trace = self.trace
+        end = trace.end
+        n = len(trace.events)
+        stdout = self._stdout(start, n - 1) + end.stdout if start < n else end.stdout
+        if end.how == "uncaught" and end.stack:
+            exc = ExceptionInfo(type=end.exception[0], message=end.exception[1]) if end.exception else None
+            top = end.stack[0][0]
+            state = State(reason=StopReason.EXCEPTION, frames=self._frames(end.stack), exception=exc, stdout=stdout,
+                          return_value=self._return_value(top, end.stack))
+            self.cursor.exception_pending = True
+            return self._finish_stop(n, top, end.stack[0][1], state)
+        self.cursor.pos = n
+        return self._exit(n, stdout)
+
+    def _exit(self, n: int, stdout: str = "") -> State:
+        end = self.trace.end
+        self.cursor.finished = True
+        self.cursor.pos = n
+        self.cursor.top = None
+        exc = ExceptionInfo(type=end.exception[0], message=end.exception[1]) if end.exception else None
+        self.state = State(reason=StopReason.EXITED, exit_code=end.exit_code, ending=end.ending, stdout=stdout,
+                           exception=exc if end.ending is not Ending.NORMAL else None)
+        return self.state
+
+
+def _attr_key(name: str) -> tuple[int, str]:
+    """pydevd's ``sorted_attributes_key``: plain names, then ``_x``, then ``__x``, then dunders."""
+    if name.startswith("__"):
+        return (3, name) if name.endswith("__") else (2, name)
+    return (1, name) if name.startswith("_") else (0, name)
+
+
+def replay(trace: ProgramTrace, actions: Sequence[Action], breakpoints: Sequence[int] = (), stop_on_entry: bool = True) -> list[State]:
+    """The states after the start and after each action, ending at (and including) ``exited``.
+
+    Actions left over after the program ended are ignored; if the script runs out first, the
+    list ends at the last stop (no ``exited`` state).
+    """
+    session = ReplaySession(trace, breakpoints, stop_on_entry)
+    states = [session.start()]
+    for action in actions:
+        if states[-1].finished:
+            break
+        states.append(session.step(action))
+    return states
+
+
+def replay_to_end(trace: ProgramTrace, actions: Sequence[Action], breakpoints: Sequence[int] = (), stop_on_entry: bool = True) -> list[State]:
+    """Like `replay`, then ``continue`` until the program exits (what ``tracegen record`` prints)."""
+    session = ReplaySession(trace, breakpoints, stop_on_entry)
+    states = [session.start()]
+    for action in actions:
+        if states[-1].finished:
+            break
+        states.append(session.step(action))
+    while not states[-1].finished:
+        states.append(session.step(Action(kind=ActionKind.CONTINUE)))
+    return states

@@ -1,0 +1,45 @@
+"""`State` -> the contract JSON of ``tracegen record`` (DESIGN.md, "Contracts").
+
+One object per stop: ``{"reason", "stack": [[name, line], ...] (innermost first), "locals": {name: repr}
+(the top frame's locals as debugpy lists them, ``(return) name`` entries included), "action"}`` (no
+``"action"`` on the first stop), and at the end ``{"end": "exited", "body": {"exitCode": N}}``
+(``exitCode`` null when a limit stopped the program: ending ``exit_never``). Memory addresses are
+normalized to `` at 0x?``.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from protocol.debugger import ACTION_TO_DAP, Action, ActionKind, State, normalize_repr
+
+
+def action_name(action: Action) -> str:
+    """The DAP request name (``stepIn``...) or ``breakpoint:LINE`` for the paper's breakpoint action."""
+    if action.kind is ActionKind.BREAKPOINT:
+        return f"breakpoint:{action.line}"
+    return ACTION_TO_DAP.get(action.kind, action.kind.value)
+
+
+def state_record(state: State, action: Action | None = None) -> dict:
+    """The contract object of one state (``action``: the one that led to it; None for the first stop)."""
+    if state.finished:
+        return {"end": "exited", "body": {"exitCode": state.exit_code}}
+    top = state.top
+    record: dict = {
+        "reason": state.reason.value,
+        "stack": [[f.name, f.line] for f in state.frames],
+        "locals": {k: normalize_repr(v) for k, v in (top.locals.items() if top else [])},
+    }
+    if action is not None:
+        record["action"] = action_name(action)
+    return record
+
+
+def session_lines(states: Sequence[State], actions: Sequence[Action]) -> list[str]:
+    """One JSON line per state: states[0] has no action, states[k] comes from actions[k-1]."""
+    lines = []
+    for k, state in enumerate(states):
+        action = actions[k - 1] if k > 0 else None
+        lines.append(json.dumps(state_record(state, action), ensure_ascii=False))
+    return lines

@@ -1,0 +1,167 @@
+"""The recorded event trace of one program run (what ``child_runner.py`` writes), as Python objects.
+
+The child writes JSON lines; each is a list whose first item says what it is:
+
+- ``["P", path]``: the program's real path.
+- ``["F", file_id, path_or_null]``: a user file (null: the program itself).
+- ``["N", fid, name, parent_fid, direct, flags, file_id, firstlineno]``: a new frame. ``parent_fid`` is
+  the nearest user frame below it (null at the bottom), ``direct`` is 1 when that frame is its
+  ``f_back``; flags: 1 generator/coroutine, 2 library frame called from user code (call/return only).
+- ``["L", lid, {name: repr}]``: a locals snapshot (interned; events refer to it by ``lid``).
+- ``[kind, fid, line, stack, stdout, extra?]``: an event, kind ``c`` call, ``l`` line, ``r`` return,
+  ``x`` exception. ``stack`` is ``[[fid, line, lid], ...]`` innermost first (for ``r`` it starts at the
+  caller; null for ``c``/``x``). ``stdout`` is what the program printed since the previous event.
+  ``extra`` for ``r``: ``[display name, value repr, at a return line]``; for ``x``: ``[type, message]``.
+- ``["E", how, exit_code, exception, stack, stdout]``: the end. ``how``: ``exit`` (normal or
+  ``sys.exit``), ``uncaught`` (exception ``[type, message]``, ``stack`` the traceback's user frames
+  innermost first), ``limit`` (an event/output cap hit: the run never ended), ``syntax``.
+
+A missing ``E`` line means the child was killed (time, memory): the trace ends as ``exit_never``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from protocol.debugger import Ending
+
+CALL, LINE, RETURN, EXCEPTION = "c", "l", "r", "x"
+
+
+@dataclass(frozen=True, slots=True)
+class FrameInfo:
+    """A frame activation (a generator frame keeps one ``fid`` across its resumptions)."""
+
+    fid: int
+    name: str
+    parent: int | None  # nearest user frame below (towards the module)
+    direct: bool  # the parent is this frame's immediate f_back (no library frame between)
+    generator: bool
+    lib: bool  # a library frame called directly from user code (only call/return events)
+    file: str | None  # None: the program; else the path of another user file
+    firstlineno: int
+
+
+@dataclass(slots=True)
+class Event:
+    """One trace event. ``stack`` holds ``(fid, line, lid)`` innermost first (from the caller for returns)."""
+
+    kind: str
+    fid: int
+    line: int
+    stack: tuple[tuple[int, int, int], ...] | None
+    stdout: str
+    ret_name: str | None = None
+    ret_value: str | None = None
+    at_return_line: bool = True
+    exc_type: str | None = None
+    exc_message: str | None = None
+
+
+@dataclass(slots=True)
+class TraceEnd:
+    """How the run ended."""
+
+    ending: Ending
+    exit_code: int | None
+    exception: tuple[str, str] | None = None
+    stack: tuple[tuple[int, int, int], ...] = ()
+    stdout: str = ""
+    how: str = "exit"  # exit | uncaught | limit | syntax | killed
+    detail: str = ""  # e.g. the sandbox's reason for a kill
+
+
+@dataclass(slots=True)
+class ProgramTrace:
+    """Everything one run of a program showed: source, frames, locals snapshots, events, the end."""
+
+    source: str
+    path: str | None
+    frames: dict[int, FrameInfo]
+    locals_table: list[dict[str, str]]
+    events: list[Event]
+    end: TraceEnd
+    stderr: str = ""
+    lines: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.lines:
+            self.lines = self.source.splitlines()
+
+    def source_line(self, line: int, file: str | None = None) -> str:
+        """The text of a 1-based line (stripped), of the program or of another user file."""
+        if file is None:
+            return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+        return _file_line(file, line)
+
+    @property
+    def executed_lines(self) -> list[int]:
+        """Program lines that had at least one line event, sorted."""
+        lines = {e.line for e in self.events if e.kind == LINE and self.frames[e.fid].file is None}
+        return sorted(lines)
+
+
+_FILE_CACHE: dict[str, list[str]] = {}
+
+
+def _file_line(path: str, line: int) -> str:
+    lines = _FILE_CACHE.get(path)
+    if lines is None:
+        try:
+            lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            lines = []
+        _FILE_CACHE[path] = lines
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+def parse_trace(text: str, source: str, path: str | None, stderr: str = "", killed: str = "") -> ProgramTrace:
+    """Build a ProgramTrace from the child's JSON lines (a cut-off last line is ignored)."""
+    frames: dict[int, FrameInfo] = {}
+    files: dict[int, str | None] = {}
+    table: list[dict[str, str]] = []
+    events: list[Event] = []
+    end: TraceEnd | None = None
+    for raw in text.splitlines():
+        if not raw:
+            continue
+        try:
+            rec = json.loads(raw)
+        except json.JSONDecodeError:
+            break  # the child was killed mid-line
+        tag = rec[0]
+        if tag == LINE or tag == RETURN or tag == CALL or tag == EXCEPTION:
+            stack = None if rec[3] is None else tuple((s[0], s[1], s[2]) for s in rec[3])
+            ev = Event(tag, rec[1], rec[2], stack, rec[4])
+            if tag == RETURN:
+                ev.ret_name, ev.ret_value, ev.at_return_line = rec[5][0], rec[5][1], bool(rec[5][2])
+            elif tag == EXCEPTION:
+                ev.exc_type, ev.exc_message = rec[5][0], rec[5][1]
+            events.append(ev)
+        elif tag == "L":
+            table.append(rec[2])
+        elif tag == "N":
+            _, fid, name, parent, direct, flags, file_id, first = rec
+            file = None if file_id < 0 else files.get(file_id)
+            frames[fid] = FrameInfo(fid, name, parent, bool(direct), bool(flags & 1), bool(flags & 2), file, first)
+        elif tag == "F":
+            files[rec[1]] = rec[2]
+        elif tag == "E":
+            end = _parse_end(rec)
+    if end is None:
+        end = TraceEnd(Ending.NEVER, None, how="killed", detail=killed or "the program was stopped before it ended")
+    return ProgramTrace(source, path, frames, table, events, end, stderr)
+
+
+def _parse_end(rec: list) -> TraceEnd:
+    _, how, code, exc, stack, out = rec
+    stack_t = tuple((s[0], s[1], s[2]) for s in stack)
+    exception = (exc[0], exc[1]) if exc else None
+    if how == "exit":
+        return TraceEnd(Ending.NORMAL if code == 0 else Ending.ERROR, code, None, (), out, how)
+    if how == "uncaught":
+        return TraceEnd(Ending.ERROR, 1, exception, stack_t, out, how)
+    if how == "syntax":
+        return TraceEnd(Ending.ERROR, 1, exception, (), out, how, detail=exception[1] if exception else "")
+    return TraceEnd(Ending.NEVER, None, exception, (), out, how, detail=exception[1] if exception else "")
