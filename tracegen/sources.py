@@ -1,0 +1,269 @@
+"""Where programs come from, behind one small interface.
+
+A `ProgramSource` yields `ProgramSpec`s (a program's source plus where it came from) from a
+seeded `random.Random`; the same generator state gives the same programs. Three kinds:
+
+- `SyntheticSource`: the generator in `tracegen.synth` (kinds ``crux`` and ``multi``).
+- `FileSource`: a user's ``.py`` file or every ``.py`` file under a folder (sorted), keeping
+  those that parse and do not read ``input()`` or touch the network; drawn with replacement.
+- `DoctestSource`: doctest examples of installed pure-Python modules (stdlib by default), each
+  `doctest.DocTest` turned into a small standalone program that imports what it uses from the
+  module and runs the examples (expressions are bound to variables so their values show up as
+  locals; expected exceptions are caught and printed). Only the program's own frames are user
+  code (justMyCode), so the module's code runs as library code.
+
+`parse_sources("synthetic@8,files:examples,doctest:json,textwrap")` builds a weighted list from
+the ``--sources`` option of ``tracegen synth``.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import doctest
+import importlib
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from tracegen.synth import generate_program
+
+NETWORK_MODULES = frozenset({"socket", "urllib", "http", "requests", "ftplib", "smtplib", "poplib", "imaplib",
+                             "telnetlib", "xmlrpc", "socketserver", "ssl", "asyncio", "aiohttp", "httpx", "webbrowser"})
+FORBIDDEN_CALLS = frozenset({"input", "breakpoint"})
+
+DEFAULT_DOCTEST_MODULES: tuple[str, ...] = (
+    "textwrap", "json", "fractions", "statistics", "difflib", "string", "shlex", "ipaddress", "colorsys",
+    "html", "calendar", "bisect", "heapq", "base64", "fnmatch", "posixpath", "decimal", "collections",
+    "functools", "itertools", "operator", "enum", "dataclasses", "pprint", "reprlib", "copy", "graphlib",
+    "numbers", "contextlib", "typing", "inspect", "glob", "locale", "quopri", "uu", "email.utils",
+    "urllib.parse", "pathlib", "zipfile", "tarfile", "datetime", "random", "math",
+)
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    """A program to record: its source, the source kind (``crux``, ``multi``, ``file``,
+    ``doctest``), where it came from, and for files the real path (so sibling imports resolve)."""
+
+    source: str
+    kind: str
+    origin: str
+    path: str | None = None
+    tags: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def synthetic(self) -> bool:
+        return self.kind in ("crux", "multi")
+
+
+class ProgramSource(Protocol):
+    """Anything that draws programs from a random generator."""
+
+    name: str
+
+    def draw(self, rng: random.Random) -> ProgramSpec:
+        """One program (sources with a finite pool draw with replacement)."""
+        ...
+
+
+@dataclass
+class SyntheticSource:
+    """CruxEval-style functions (`crux_fraction` of them) and multi-function programs."""
+
+    crux_fraction: float = 0.6
+    name: str = "synthetic"
+
+    def draw(self, rng: random.Random) -> ProgramSpec:
+        state = rng.getrandbits(32)
+        prog = generate_program(random.Random(state), self.crux_fraction)
+        return ProgramSpec(prog.source, prog.kind, f"synthetic:{state:08x}", None, prog.tags)
+
+
+def static_rejection(source: str) -> str | None:
+    """Why a program cannot be used without running it (unparsable, reads input, networking), or None."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError) as exc:
+        return f"does not parse: {exc}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS:
+            return f"calls {node.func.id}()"
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] in NETWORK_MODULES:
+                    return f"imports {alias.name}"
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in NETWORK_MODULES:
+            return f"imports {node.module}"
+    return None
+
+
+class FileSource:
+    """A ``.py`` file, or every ``.py`` file under a folder, that passes `static_rejection`."""
+
+    def __init__(self, path: str | Path) -> None:
+        root = Path(path)
+        if not root.exists():
+            raise FileNotFoundError(f"no such file or folder: {root}")
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*.py") if not any(part.startswith(".") for part in p.parts))
+        self.name = f"files:{path}"
+        self.programs: list[ProgramSpec] = []
+        self.skipped: dict[str, str] = {}
+        for file in files:
+            try:
+                text = file.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                self.skipped[str(file)] = f"unreadable: {exc}"
+                continue
+            reason = static_rejection(text)
+            if reason:
+                self.skipped[str(file)] = reason
+                continue
+            self.programs.append(ProgramSpec(text, "file", str(file), str(file.resolve())))
+        if not self.programs:
+            raise ValueError(f"no usable Python files under {root} (skipped: {len(self.skipped)})")
+
+    def draw(self, rng: random.Random) -> ProgramSpec:
+        return rng.choice(self.programs)
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+    return names
+
+
+def doctest_program(module_name: str, test: doctest.DocTest, namespace: dict[str, object]) -> str | None:
+    """A standalone program running `test`'s examples, or None if they cannot be made into one."""
+    body: list[str] = []
+    used: set[str] = set()
+    bound: set[str] = set()
+    counter = 0
+    for example in test.examples:
+        try:
+            tree = ast.parse(example.source)
+        except SyntaxError:
+            return None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                used.add(node.id)
+        bound |= _bound_names(tree)
+        code = example.source.rstrip("\n")
+        stmts = tree.body
+        if len(stmts) == 1 and isinstance(stmts[0], ast.Expr):
+            call = stmts[0].value
+            is_print = isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "print"
+            if not is_print and example.want.strip():  # an expression doctest shows a value: keep it as a local
+                counter += 1
+                code = f"out{counter} = {ast.unparse(stmts[0].value)}"
+                bound.add(f"out{counter}")
+        if example.exc_msg is not None:
+            code = "try:\n" + "\n".join("    " + line for line in code.splitlines()) + "\nexcept Exception as exc:\n    print(type(exc).__name__)"
+        body.append(code)
+    if not body:
+        return None
+    imports = sorted(n for n in used - bound if n in namespace and not hasattr(builtins, n) and not n.startswith("__"))
+    header = [f"import {module_name}"] if module_name.split(".")[0] in used else []
+    if imports:
+        header.append(f"from {module_name} import {', '.join(imports)}")
+    return "\n".join(header + body) + "\n"
+
+
+class DoctestSource:
+    """Programs made from the doctests of importable pure-Python modules."""
+
+    def __init__(self, modules: tuple[str, ...] | list[str] = DEFAULT_DOCTEST_MODULES, max_examples: int = 25) -> None:
+        self.name = "doctest" + (":" + ",".join(modules) if tuple(modules) != DEFAULT_DOCTEST_MODULES else "")
+        self.programs: list[ProgramSpec] = []
+        self.skipped: dict[str, str] = {}
+        finder = doctest.DocTestFinder(exclude_empty=True)
+        for name in modules:
+            try:
+                module = importlib.import_module(name)
+            except Exception as exc:  # noqa: BLE001 - any import failure just skips the module
+                self.skipped[name] = f"cannot import: {exc}"
+                continue
+            if not str(getattr(module, "__file__", "") or "").endswith(".py"):
+                self.skipped[name] = "not a pure-Python module"
+                continue
+            try:
+                tests = finder.find(module, name)
+            except Exception as exc:  # noqa: BLE001
+                self.skipped[name] = f"doctest finder failed: {exc}"
+                continue
+            for test in sorted(tests, key=lambda t: t.name):
+                if not 0 < len(test.examples) <= max_examples:
+                    continue
+                source = doctest_program(name, test, vars(module))
+                if source is None or static_rejection(source):
+                    continue
+                self.programs.append(ProgramSpec(source, "doctest", f"doctest:{test.name}"))
+        if not self.programs:
+            raise ValueError(f"no doctest programs found in modules {', '.join(modules)}")
+
+    def draw(self, rng: random.Random) -> ProgramSpec:
+        return rng.choice(self.programs)
+
+
+@dataclass
+class WeightedSources:
+    """Several sources, each drawn with probability proportional to its weight."""
+
+    sources: list[ProgramSource]
+    weights: list[float]
+
+    def draw(self, rng: random.Random) -> ProgramSpec:
+        source = rng.choices(self.sources, weights=self.weights)[0] if len(self.sources) > 1 else self.sources[0]
+        return source.draw(rng)
+
+    def describe(self) -> list[dict[str, object]]:
+        return [{"name": s.name, "weight": w, "programs": len(getattr(s, "programs", [])) or None} for s, w in zip(self.sources, self.weights)]
+
+
+def parse_sources(spec: str) -> WeightedSources:
+    """Parse ``kind[:arg][@weight]`` items separated by commas: ``synthetic``, ``files:PATH``,
+    ``doctest`` or ``doctest:mod1+mod2`` (modules joined by ``+``). Default weight 1."""
+    sources: list[ProgramSource] = []
+    weights: list[float] = []
+    for item in [s.strip() for s in spec.split(",") if s.strip()]:
+        item, _, weight_text = item.partition("@")
+        try:
+            weight = float(weight_text) if weight_text else 1.0
+        except ValueError:
+            raise ValueError(f"bad weight in source {item}@{weight_text!r}: expected a number") from None
+        if weight <= 0:
+            raise ValueError(f"source weight must be positive: {item}@{weight_text}")
+        kind, _, arg = item.partition(":")
+        if kind == "synthetic":
+            sources.append(SyntheticSource(float(arg)) if arg else SyntheticSource())
+        elif kind == "files":
+            if not arg:
+                raise ValueError("files source needs a path: files:PATH")
+            sources.append(FileSource(arg))
+        elif kind == "doctest":
+            sources.append(DoctestSource(tuple(arg.split("+"))) if arg else DoctestSource())
+        else:
+            raise ValueError(f"unknown program source {kind!r}; expected synthetic, files:PATH or doctest[:mod+mod]")
+        weights.append(weight)
+    if not sources:
+        raise ValueError("no program sources given")
+    return WeightedSources(sources, weights)
+
+
+def iter_programs(sources: WeightedSources, rng: random.Random) -> Iterator[ProgramSpec]:
+    """An endless stream of programs drawn from `sources`."""
+    while True:
+        yield sources.draw(rng)
+
+
+__all__ = [
+    "ProgramSpec", "ProgramSource", "SyntheticSource", "FileSource", "DoctestSource", "WeightedSources",
+    "parse_sources", "iter_programs", "static_rejection", "doctest_program", "DEFAULT_DOCTEST_MODULES",
+]
