@@ -9,8 +9,12 @@ previous state (so the stack stays consistent).
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import regex as re_partial
+
+if TYPE_CHECKING:
+    from protocol.debugger import State
 
 
 @lru_cache(maxsize=64)
@@ -33,3 +37,44 @@ class RegexConstraint:
 
     def __repr__(self) -> str:
         return f"RegexConstraint({self.regex[:60]!r}{'...' if len(self.regex) > 60 else ''})"
+
+
+class StateConstraint(RegexConstraint):
+    """The next state after `previous` in `program` must be well formed (see `model.language.state_regex`).
+
+    Lines are the program's executable lines (or an exit), locals JSON objects of strings, the
+    stack a continuation of the previous one. The local check runs on the text before the stop
+    token `<|state_end|>`; `regex` (sent to vLLM) includes it, so a grammar engine that only lets
+    the tokenizer's EOS end a match still reaches the stop token.
+    """
+
+    def __init__(self, program: str, previous: "State | None") -> None:
+        from model.language import state_regex
+
+        super().__init__(state_regex(program, previous, include_end=False))
+        self.regex = state_regex(program, previous, include_end=True)
+
+
+def state_constraint(program: str, previous: "State | None") -> StateConstraint:
+    """The constraint for the state that follows `previous` (None: a first state)."""
+    return StateConstraint(program, previous)
+
+
+CLOSERS: tuple[str, ...] = ("", '"', "}", "..}", ",..}", '"}', '",..}', '":""}', '":"",..}')
+
+
+def close_text(text: str, constraint: RegexConstraint, closers: tuple[str, ...] = CLOSERS) -> str | None:
+    """The longest prefix of `text` that one short closer (a quote, a brace, ``..}``...) makes a full match.
+
+    For a prediction cut off by its token budget (e.g. an untrained model that never closes a
+    string): the result is well formed, with the unfinished value truncated. None when no cut
+    point works.
+    """
+    for cut in range(len(text), -1, -1):
+        head = text[:cut]
+        if not constraint.allows(head):
+            continue
+        for closer in closers:
+            if constraint.complete(head + closer):
+                return head + closer
+    return None

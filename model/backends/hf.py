@@ -95,10 +95,21 @@ class HFBackend:
 
     folder: a Hugging Face checkpoint folder (config.json, model.safetensors, tokenizer.json...).
     device: "cpu", "cuda" or "auto". seed: for sampling. max_model_len: the context length (default
-    the model's max_position_embeddings).
+    the model's max_position_embeddings). threads: torch CPU threads while generating (restored
+    after; one thread decodes a small model fastest, and is far faster on a busy machine); None
+    leaves torch's setting alone.
     """
 
-    def __init__(self, folder: str | Path, *, device: str = "cpu", seed: int = 0, max_model_len: int | None = None, dtype: str | None = None) -> None:
+    def __init__(
+        self,
+        folder: str | Path,
+        *,
+        device: str = "cpu",
+        seed: int = 0,
+        max_model_len: int | None = None,
+        dtype: str | None = None,
+        threads: int | None = 1,
+    ) -> None:
         try:
             import torch
             from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -123,6 +134,7 @@ class HFBackend:
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
         self._table = token_bytes_table(self.tokenizer, self.vocab_size)
         self._invalid = torch.tensor([b is None for b in self._table], device=device)
+        self.threads = threads if device == "cpu" else None
         self._cache: Any = None
         self._cached_ids: list[int] = []
         params = inspect.signature(self.model.forward).parameters
@@ -142,6 +154,16 @@ class HFBackend:
         self._check_prompt(prompt_ids)
         max_tokens = max(0, min(max_tokens, self.max_model_len - len(prompt_ids)))
         stops = set(int(s) for s in stop_ids)
+        saved_threads = self._torch.get_num_threads()
+        if self.threads:
+            self._torch.set_num_threads(self.threads)
+        try:
+            return self._generate(prompt_ids, max_tokens, temperature, stops, constraint)
+        finally:
+            if self.threads:
+                self._torch.set_num_threads(saved_threads)
+
+    def _generate(self, prompt_ids: list[int], max_tokens: int, temperature: float, stops: set[int], constraint: Constraint | None) -> Generation:
         with self._torch.inference_mode():
             logits, prefilled = self._prefill(prompt_ids)
             ids: list[int] = []

@@ -1,0 +1,127 @@
+"""OracleDebugger: a DebugSession answered by tracegen's fast recorder. Tests and comparison only.
+
+It RUNS the program (once, in tracegen's sandbox) and replays the recording for every action, so
+its stops are debugpy's; the adapter can then be tested exactly, independent of model quality.
+Never a default: the product's sessions are `model.session.NeuralDebugger`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from model.session_api import SessionError
+from protocol.debugger import Action, State, Step
+
+
+class OracleDebugger:
+    """Replays one recording of `program`; `step_back` is exact (a copy of the replay per stop).
+
+    path: the program's file; when it exists and holds `program`, the recording runs it in place
+    (so imports of sibling files work), else it runs `program` from a temporary folder.
+    """
+
+    def __init__(self, program: str, path: str | None = None, *, breakpoints: list[int] | None = None, args: list[str] | None = None) -> None:
+        self.program = program
+        self.path = path
+        self.args = list(args or [])
+        self._breakpoints: list[int] = sorted(set(breakpoints or []))
+        self._trace = None
+        self._replays: list = []  # a ReplaySession per stop, forked, so stepping back is exact
+        self._states: list[State] = []
+        self._actions: list[Action] = []
+
+    def start(self) -> State:
+        from tracegen.fast import ReplayError, ReplaySession
+
+        trace = self._record()
+        replay = ReplaySession(trace, self._breakpoints, stop_on_entry=True)
+        try:
+            state = replay.start()
+        except ReplayError as exc:
+            raise SessionError(f"the recording cannot be replayed: {exc}") from None
+        self._replays, self._states, self._actions = [replay], [state], []
+        return state
+
+    def set_breakpoints(self, lines: list[int]) -> list[int]:
+        wanted = set(int(line) for line in lines) & _breakable(self.program)
+        self._breakpoints = sorted(wanted)
+        return list(self._breakpoints)
+
+    def step(self, action: Action) -> State:
+        from tracegen.fast import ReplayError
+
+        self._require_started()
+        if self._states[-1].finished:
+            raise SessionError("the program has exited; restart the session to debug it again")
+        if action.kind.inverse:
+            raise SessionError(f"the oracle replays a recording forwards; use step_back instead of {action.kind.value}")
+        replay = self._replays[-1].fork()
+        replay.breakpoints = frozenset(self._breakpoints)
+        try:
+            state = replay.step(action)
+        except ReplayError as exc:
+            raise SessionError(str(exc)) from None
+        self._replays.append(replay)
+        self._states.append(state)
+        self._actions.append(action)
+        return state
+
+    def step_back(self) -> State:
+        self._require_started()
+        if not self._actions:
+            raise SessionError("already at the start of the recording: there is no earlier stop")
+        self._replays.pop()
+        self._states.pop()
+        self._actions.pop()
+        return self._states[-1]
+
+    def set_variable(self, name: str, value: str, frame_index: int = 0) -> State:
+        """Edit the shown state only: the oracle's later steps still come from the recording."""
+        self._require_started()
+        state = self._states[-1].model_copy(deep=True)
+        if not 0 <= frame_index < len(state.frames):
+            raise SessionError(f"no frame {frame_index}: the stack has {len(state.frames)} frame(s)")
+        state.frames[frame_index].locals[name] = value
+        self._states[-1] = state
+        return state
+
+    @property
+    def history(self) -> list[Step]:
+        return [Step(action=a, state=s) for a, s in zip(self._actions, self._states[1:])]
+
+    @property
+    def state(self) -> State:
+        self._require_started()
+        return self._states[-1]
+
+    def confidence(self) -> dict[str, float]:
+        top = self.state.top
+        return {name: 1.0 for name in top.locals} if top is not None else {}
+
+    def close(self) -> None:
+        self._replays = []
+
+    # ------------------------------------------------------------------
+
+    def _require_started(self) -> None:
+        if not self._states:
+            raise SessionError("the session has not started: call start() first")
+
+    def _record(self):  # noqa: ANN202 - tracegen.trace.ProgramTrace, imported lazily
+        if self._trace is not None:
+            return self._trace
+        from tracegen.fast import RecordError, record_program
+
+        try:
+            if self.path and Path(self.path).is_file() and Path(self.path).read_text(encoding="utf-8", errors="replace") == self.program:
+                self._trace = record_program(path=self.path, args=self.args)
+            else:
+                self._trace = record_program(self.program, args=self.args)
+        except (RecordError, OSError, ValueError) as exc:
+            raise SessionError(f"the oracle could not record the program: {exc}") from None
+        return self._trace
+
+
+def _breakable(program: str) -> set[int]:
+    from model.session import executable_lines
+
+    return executable_lines(program)

@@ -1,0 +1,467 @@
+"""NeuralDebugger: a debugging session whose every stop is predicted by a language model.
+
+The session never executes the user's program: it compiles it only to know its lines (Python's
+`compile` runs nothing), renders the session in the neural-debugger language
+(`model.language`), asks a `Backend` for the next state under a `StateConstraint`, and parses the
+answer back into a `protocol.State`.
+
+Context handling: each state in the history keeps the token ids it stands for in the prompt
+(the model's own generated ids, or the rendering of a given or edited state), so consecutive
+prompts share their prefix token for token and the backend's KV cache (or vLLM's prefix cache)
+only prefills the new action and state. When the prompt would no longer fit the model's context,
+the prompt starts at a later state written in full (a window, as `language.render_window`).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from model import language as lang
+from model.backends.base import Backend, BackendError, Generation
+from model.constraints import close_text, state_constraint
+from model.session_api import SessionError
+from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
+
+_PAIR_RE = re.compile(r'("(?:[^"\\]|\\.)*"):("(?:[^"\\]|\\.)*")')
+_FRAME_MARK_RE = re.compile(re.escape(lang.CALL_SEP) + "|" + re.escape(lang.FRAME_SEP))
+
+
+@dataclass
+class StateRecord:
+    """One state of the session and how it came to be.
+
+    ids: the token ids standing for this state in the prompt (ending with the stop token).
+    generation: the backend's answer when the state was predicted (None: given or edited).
+    edited: local names set by the user (confidence 1). note: why a prediction failed, if it did.
+    """
+
+    state: State
+    ids: list[int]
+    generation: Generation | None = None
+    text: str = ""
+    edited: set[tuple[int, str]] = field(default_factory=set)
+    note: str | None = None
+
+
+def entry_state(program: str) -> State:
+    """The stop on entry: the module's first executed line, no locals; an exit if nothing runs.
+
+    Raises SessionError when the program does not compile.
+    """
+    try:
+        code = compile(program, "<program>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        raise SessionError(f"the program does not compile: {exc}") from None
+    lines = [line for _, _, line in code.co_lines() if line is not None and line > 0]
+    if not lines:
+        return State(reason=StopReason.EXITED, exit_code=0, ending=Ending.NORMAL)
+    first = min(lines)
+    return State(reason=StopReason.ENTRY, frames=[Frame(name="<module>", line=first, source=lang.source_line(program, first))])
+
+
+def executable_lines(program: str) -> set[int]:
+    """Lines that can hold a breakpoint (lines of any code object of the program)."""
+    info = lang.program_info(program)
+    return set(info.lines or ())
+
+
+class NeuralDebugger:
+    """A `model.session_api.DebugSession` answered by a language model.
+
+    backend: the model (`HFBackend`, `VLLMServerBackend`, `VLLMEngineBackend`). tokenizer: a
+    transformers tokenizer of the checkpoint. program / path: the source text and its file.
+    temperature: 0 for greedy. max_state_tokens: the longest state to generate. constrained:
+    apply `StateConstraint`. max_model_len: the context length (default: the backend's, else 2048).
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        tokenizer: Any,
+        program: str,
+        path: str | None = None,
+        *,
+        breakpoints: Sequence[int] = (),
+        temperature: float = 0.0,
+        max_state_tokens: int = 384,
+        constrained: bool = True,
+        max_model_len: int | None = None,
+    ) -> None:
+        self.backend = backend
+        self.tokenizer = tokenizer
+        self.program = program
+        self.path = path
+        self.temperature = float(temperature)
+        self.max_state_tokens = int(max_state_tokens)
+        self.constrained = constrained
+        self.max_model_len = int(max_model_len or getattr(backend, "max_model_len", None) or 2048)
+        self.stop_id = self._special_id(lang.STOP_TOKEN)
+        self._lines = executable_lines(program)
+        self._breakpoints: list[int] = sorted(set(int(b) for b in breakpoints) & self._lines)
+        self._records: list[StateRecord] = []  # [initial, then one per step]
+        self._actions: list[Action] = []  # the action before records[i + 1]
+        self._window = 0  # index of the record the prompt starts from
+        self._inverse: list[State | Step] = []  # the inverse chain ([late state, Step(inv, earlier)...])
+        self._header_ids: list[int] | None = None
+        self.prefill_log: list[int | None] = []  # prompt tokens prefilled per prediction (KV-cache check)
+
+    # ----------------------------------------------------------- factories
+
+    @classmethod
+    def from_checkpoint(
+        cls,
+        folder: str | Path,
+        program: str | None = None,
+        path: str | None = None,
+        *,
+        backend: str = "transformers",
+        vllm_url: str | None = None,
+        served_model_name: str | None = None,
+        device: str = "cpu",
+        seed: int = 0,
+        **options: Any,
+    ) -> "NeuralDebugger":
+        """A session on `program` (or the file at `path`) with the checkpoint in `folder`.
+
+        backend: "transformers" (in-process, CPU or CUDA), "vllm" (a `vllm serve` at `vllm_url`)
+        or "vllm-engine" (vLLM in this process). Other options go to `NeuralDebugger`.
+        """
+        if program is None:
+            if path is None:
+                raise SessionError("give the program's source text or its path")
+            try:
+                program = Path(path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SessionError(f"cannot read the program {path}: {exc}") from None
+        try:
+            if backend == "transformers":
+                from model.backends.hf import HFBackend
+
+                model: Backend = HFBackend(folder, device=device, seed=seed)
+                tokenizer = model.tokenizer  # type: ignore[attr-defined]
+            elif backend == "vllm":
+                from model.backends.vllm_server import VLLMServerBackend
+
+                if not vllm_url:
+                    raise SessionError('backend "vllm" needs a server URL (vllm_url), e.g. http://127.0.0.1:8000')
+                tokenizer = _load_tokenizer(folder)
+                model = VLLMServerBackend(vllm_url, model=served_model_name, seed=seed, max_model_len=_context_length(folder))
+            elif backend in ("vllm-engine", "vllm_engine"):
+                from model.backends.vllm_engine import VLLMEngineBackend
+
+                tokenizer = _load_tokenizer(folder)
+                model = VLLMEngineBackend(folder, seed=seed)
+            else:
+                raise SessionError(f"unknown backend {backend!r}: use transformers, vllm or vllm-engine")
+        except BackendError as exc:
+            raise SessionError(str(exc)) from None
+        return cls(model, tokenizer, program, path, **options)
+
+    # ------------------------------------------------------------- protocol
+
+    def start(self) -> State:
+        """Reset to the entry state (never predicted: it is the module's first line)."""
+        state = entry_state(self.program)
+        self._records = [StateRecord(state=state, ids=self._encode(lang.render_state(state, None)))]
+        self._actions = []
+        self._window = 0
+        self._inverse = [state]
+        return state
+
+    def start_from(self, state: State) -> State:
+        """Start at a given stop (a snapshot, e.g. a function's return for input prediction) instead of the entry."""
+        self._records = [StateRecord(state=state, ids=self._encode(lang.render_state(state, None)))]
+        self._actions = []
+        self._window = 0
+        self._inverse = [state]
+        return state
+
+    def set_breakpoints(self, lines: list[int]) -> list[int]:
+        accepted = sorted(set(int(line) for line in lines) & self._lines)
+        if accepted != self._breakpoints:
+            self._breakpoints = accepted
+            self._header_ids = None
+        return accepted
+
+    @property
+    def breakpoints(self) -> list[int]:
+        return list(self._breakpoints)
+
+    def step(self, action: Action) -> State:
+        """Predict the state after `action` (forward actions; inverse ones are accepted too)."""
+        current = self._current_record()
+        if current.state.finished and not action.kind.inverse:
+            raise SessionError("the program has exited; restart the session to debug it again")
+        if action.kind is ActionKind.BREAKPOINT:
+            if action.line is None or action.line not in self._lines:
+                raise SessionError(f"cannot run to line {action.line}: not an executable line of the program")
+        record = self._predict(action)
+        self._actions.append(action)
+        self._records.append(record)
+        return record.state
+
+    def step_back(self) -> State:
+        """Undo the last step exactly; at the start of the history, predict the state before with an inverse action."""
+        self._current_record()
+        if self._actions:
+            self._actions.pop()
+            self._records.pop()
+            self._window = min(self._window, len(self._records) - 1)
+            return self._records[-1].state
+        state = self._records[0].state
+        if state.reason is StopReason.ENTRY:
+            raise SessionError("already at the start of the program: there is no earlier stop")
+        return self._predict_inverse(ActionKind.INV_STEP_INTO)
+
+    def set_variable(self, name: str, value: str, frame_index: int = 0) -> State:
+        """Set a local of the current state (value: a repr string); later steps predict from the edited state."""
+        record = self._current_record()
+        state = record.state.model_copy(deep=True)
+        if not 0 <= frame_index < len(state.frames):
+            raise SessionError(f"no frame {frame_index}: the stack has {len(state.frames)} frame(s)")
+        if not name or lang._NAME_FORBIDDEN.search(name):
+            raise SessionError(f"{name!r} is not a variable name")
+        if not isinstance(value, str):
+            raise SessionError("the new value must be a repr string, e.g. '42' or \"'text'\"")
+        state.frames[frame_index].locals[name] = value
+        previous = self._records[-2].state if len(self._records) > 1 and len(self._records) - 1 > self._window else None
+        record.state = state
+        record.ids = self._encode(lang.render_state(state, previous))
+        record.edited.add((frame_index, name))
+        return state
+
+    @property
+    def history(self) -> list[Step]:
+        return [Step(action=a, state=r.state) for a, r in zip(self._actions, self._records[1:])]
+
+    @property
+    def state(self) -> State:
+        return self._current_record().state
+
+    @property
+    def note(self) -> str | None:
+        """Why the current state could not be predicted (None when it was)."""
+        return self._current_record().note
+
+    def confidence(self) -> dict[str, float]:
+        """Per-variable confidence (0..1) of the current top frame's locals, from the predicted tokens' log-probs.
+
+        A variable the last prediction wrote gets exp(sum of the log-probs of its value's tokens);
+        one it left unchanged (``..``) keeps its earlier confidence; given or edited values get 1.
+        """
+        index = len(self._records) - 1
+        self._current_record()
+        top = self._records[index].state.top
+        if top is None:
+            return {}
+        return {name: self._var_confidence(index, name) for name in top.locals}
+
+    def close(self) -> None:
+        self.backend.close()
+
+    # ----------------------------------------------------------- prediction
+
+    def _current_record(self) -> StateRecord:
+        if not self._records:
+            raise SessionError("the session has not started: call start() first")
+        return self._records[-1]
+
+    def _predict(self, action: Action) -> StateRecord:
+        previous = self._records[-1].state
+        prompt = self._prompt_ids(action)
+        constraint = state_constraint(self.program, previous) if self.constrained else None
+        failure, cut = "", ""
+        for attempt in range(2):
+            temperature = self.temperature if attempt == 0 else max(self.temperature, 0.7)
+            max_tokens = self.max_state_tokens * (1 + attempt)
+            try:
+                gen = self.backend.generate(prompt, max_tokens=max_tokens, temperature=temperature, stop_ids=[self.stop_id], constraint=constraint)
+            except BackendError as exc:
+                raise SessionError(f"the model backend failed: {exc}") from None
+            self.prefill_log.append(gen.prefilled)
+            text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=False)
+            if gen.finish_reason == "length":
+                failure, cut = f"the predicted state did not end within {max_tokens} tokens", text
+                continue
+            try:
+                state = lang.parse_state(text, previous, self.program)
+            except lang.ParseError as exc:
+                failure = f"the predicted state does not parse: {exc}"
+                continue
+            return StateRecord(state=state, ids=list(gen.token_ids) + [self.stop_id], generation=gen, text=text)
+        closed = close_text(cut, constraint) if cut and constraint is not None else None
+        if closed is not None:
+            try:
+                state = lang.parse_state(closed, previous, self.program)
+            except lang.ParseError:
+                pass
+            else:
+                note = f"{failure}; the prediction was cut there and closed"
+                return StateRecord(state=state, ids=self._encode(closed + lang.STOP_TOKEN), generation=gen, text=closed, note=note)
+        stay = previous.model_copy(deep=True)
+        if not stay.finished:
+            stay.reason = StopReason.STEP
+        stay.return_value, stay.exception, stay.stdout = None, None, ""
+        return StateRecord(state=stay, ids=self._encode(lang.render_state(stay, previous)), note=f"{failure}; staying at the previous stop")
+
+    def _predict_inverse(self, kind: ActionKind) -> State:
+        """The state before the start of the history, predicted from the inverse chain (late state, then earlier ones)."""
+        first = self._records[0].state
+        chain = list(self._inverse)
+        if not chain or _chain_end(chain) != first:
+            chain = [first]
+        action = Action(kind=kind)
+        prompt = self._encode(lang.render_prompt(self.program, self._breakpoints, chain, action))
+        if len(prompt) + self.max_state_tokens > self.max_model_len:
+            chain = [first]
+            prompt = self._encode(lang.render_prompt(self.program, self._breakpoints, chain, action))
+        record = self._generate_record(prompt, first)
+        chain.append(Step(action=action, state=record.state))
+        self._inverse = chain
+        record.ids = self._encode(lang.render_state(record.state, None))
+        self._records, self._actions, self._window = [record], [], 0
+        return record.state
+
+    def _generate_record(self, prompt: list[int], previous: State) -> StateRecord:
+        constraint = state_constraint(self.program, previous) if self.constrained else None
+        try:
+            gen = self.backend.generate(prompt, max_tokens=self.max_state_tokens, temperature=self.temperature, stop_ids=[self.stop_id], constraint=constraint)
+        except BackendError as exc:
+            raise SessionError(f"the model backend failed: {exc}") from None
+        self.prefill_log.append(gen.prefilled)
+        text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=False)
+        try:
+            if gen.finish_reason == "length":
+                raise lang.ParseError("the predicted state did not end")
+            state = lang.parse_state(text, previous, self.program)
+        except lang.ParseError as exc:
+            raise SessionError(f"cannot step back further: the model's prediction of the earlier stop is not a state ({exc})") from None
+        return StateRecord(state=state, ids=list(gen.token_ids) + [self.stop_id], generation=gen, text=text)
+
+    # --------------------------------------------------------------- prompt
+
+    def _prompt_ids(self, action: Action) -> list[int]:
+        """Header, the window's first state in full, then (action, state) ids, then `action`."""
+        action_ids = self._encode(lang.render_action(action))
+        budget = self.max_model_len - self.max_state_tokens
+        if self._prompt_len(self._window) + len(action_ids) > budget:
+            self._window = self._choose_window(budget - len(action_ids))
+        return self._assemble(self._window) + action_ids
+
+    def _assemble(self, start: int) -> list[int]:
+        ids = list(self._header())
+        first = self._records[start]
+        ids += first.ids if start == 0 else self._encode(lang.render_state(first.state, None))
+        for action, record in zip(self._actions[start:], self._records[start + 1 :]):
+            ids += self._encode(lang.render_action(action)) + record.ids
+        return ids
+
+    def _prompt_len(self, start: int) -> int:
+        return len(self._assemble(start))
+
+    def _choose_window(self, budget: int) -> int:
+        """The latest start leaving about a quarter of the budget free, so the window then stays put a while."""
+        last = len(self._records) - 1
+        for start in range(last, self._window - 1, -1):
+            if self._prompt_len(start) > budget * 3 // 4:
+                chosen = min(start + 1, last)
+                break
+        else:
+            chosen = self._window
+        if self._prompt_len(chosen) > budget:
+            raise SessionError(f"the program and its current state do not fit the model's context of {self.max_model_len} tokens")
+        return chosen
+
+    def _header(self) -> list[int]:
+        if self._header_ids is None:
+            self._header_ids = self._encode(lang.render_header(self.program, self._breakpoints))
+        return self._header_ids
+
+    def _encode(self, text: str) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def _special_id(self, token: str) -> int:
+        token_id = self.tokenizer.convert_tokens_to_ids(token)
+        if token_id is None or token_id == getattr(self.tokenizer, "unk_token_id", -1) or self.tokenizer.decode([token_id]) != token:
+            raise SessionError(f"the checkpoint's tokenizer lacks the special token {token}: is it a neural-debugger checkpoint?")
+        return int(token_id)
+
+    # ----------------------------------------------------------- confidence
+
+    def _var_confidence(self, index: int, name: str) -> float:
+        record = self._records[index]
+        if (0, name) in record.edited:
+            return 1.0
+        if record.generation is None:
+            return 1.0
+        written = _top_frame_values(record.text)
+        if name in written:
+            if record.note is not None:
+                return 0.0  # the prediction was cut off and closed: its values are not the model's
+            return _span_confidence(self.tokenizer, record.generation, record.text, written[name])
+        if index > 0 and self._records[index - 1].state.top is not None and self._records[index - 1].state.top.name == record.state.top.name:
+            return self._var_confidence(index - 1, name)
+        return 1.0
+
+
+def _top_frame_values(text: str) -> dict[str, tuple[int, int]]:
+    """Character span of each local's value (its JSON literal) in the last frame of a state text."""
+    marks = list(_FRAME_MARK_RE.finditer(text))
+    if not marks:
+        return {}
+    line_at = text.find(lang.LINE_SEP, marks[-1].end())
+    brace = text.find("{", line_at) if line_at >= 0 else -1
+    if brace < 0:
+        return {}
+    ends = [i for i in (text.find(m, brace) for m in (lang.RETURN_SEP, lang.EXCEPTION_SEP, lang.STDOUT)) if i >= 0]
+    end = min(ends) if ends else len(text)
+    spans: dict[str, tuple[int, int]] = {}
+    for match in _PAIR_RE.finditer(text, brace, end):
+        try:
+            key = json.loads(match.group(1))
+        except json.JSONDecodeError:
+            continue
+        spans[str(key)] = (match.start(2), match.end(2))
+    return spans
+
+
+def _chain_end(chain: list[State | Step]) -> State:
+    last = chain[-1]
+    return last.state if isinstance(last, Step) else last
+
+
+def _span_confidence(tokenizer: Any, gen: Generation, text: str, span: tuple[int, int]) -> float:
+    """exp(sum of log-probs) of the generated tokens overlapping a character span of their text."""
+    total = 0.0
+    offset = 0
+    for i, logprob in enumerate(gen.logprobs):
+        end = len(tokenizer.decode(gen.token_ids[: i + 1], skip_special_tokens=False))
+        if end > span[0] and offset < span[1]:
+            total += logprob
+        offset = end
+        if offset >= span[1]:
+            break
+    return float(min(1.0, max(0.0, math.exp(total))))
+
+
+def _load_tokenizer(folder: str | Path) -> Any:
+    try:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(str(folder))
+    except (OSError, ValueError) as exc:
+        raise SessionError(f"cannot load the tokenizer of {folder}: {exc}") from None
+
+
+def _context_length(folder: str | Path) -> int | None:
+    try:
+        config = json.loads((Path(folder) / "config.json").read_text())
+    except (OSError, ValueError):
+        return None
+    value = config.get("max_position_embeddings")
+    return int(value) if isinstance(value, int) else None
