@@ -1,0 +1,719 @@
+"""The neural-debugger language: the one module that owns the text layout of a debugging session.
+
+A session is rendered as text made of special tokens (``<|...|>``, each one token of the
+tokenizer) and short plain-text fields. The full specification with an example is in
+``docs/language.md``; in short::
+
+    <|bos|><|src_sep|><|line_sep|>1 def f(x):
+    <|line_sep|>2     return x + 1
+    <|line_sep|>3 y = f(2)
+    <|src_sep|><|breakpoints|><|line_sep|>2
+    <|reason_entry|><|call_sep|><module><|line_sep|>1{}<|state_end|>
+    <|step_into|><|reason_step|><|frame_sep|><module><|line_sep|>3{..}<|state_end|>
+    <|step_into|><|reason_step|><|frame_sep|><module><|line_sep|>3{..}<|call_sep|>f<|line_sep|>2{"x":"2"}<|state_end|>
+    ...
+
+* The program comes first, one ``<|line_sep|>N text`` per non-blank line, so a state names a
+  line by its number and the model finds the text by matching ``<|line_sep|>N``.
+* Frames are written outermost first. ``<|call_sep|>`` starts a frame whose locals are written in
+  full (a new scope); ``<|frame_sep|>`` starts a frame that continues the frame at the same depth
+  of the previous state, and its locals are a delta: only changed or new variables, ``..`` for
+  the unchanged rest (a deleted variable makes the object full, without ``..``).
+* Every free-text field (locals, return value, exception message, stdout) is a JSON string
+  with ``|`` escaped as ``\\u007c``, so no special token can ever appear inside one.
+* A state ends with ``<|state_end|>``, the generation stop token.
+
+Public API: `render_trajectory`, `render_prompt`, `render_state`, `render_header`,
+`render_action`, `parse_state`, `ParseError`, `state_regex`, windows (`window_snapshot`,
+`render_windows`, `next_window_start`), and the special-token constants.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from protocol.debugger import (
+    Action,
+    ActionKind,
+    Ending,
+    ExceptionInfo,
+    Frame,
+    ReturnValue,
+    State,
+    Step,
+    StopReason,
+    Trajectory,
+    normalize_repr,
+)
+
+# --- special tokens ---------------------------------------------------------------------------
+
+BOS = "<|bos|>"
+EOS = "<|eos|>"
+PAD = "<|pad|>"
+STATE_END = "<|state_end|>"  # ends every state: the generation stop token
+FRAME_SEP = "<|frame_sep|>"  # a frame continuing the previous state's frame at the same depth (delta locals)
+CALL_SEP = "<|call_sep|>"  # a frame in a new scope (full locals)
+LINE_SEP = "<|line_sep|>"  # precedes a line number, in the source listing and in states
+RETURN_SEP = "<|return_sep|>"
+EXCEPTION_SEP = "<|exception_sep|>"
+SRC_SEP = "<|src_sep|>"  # opens and closes the source listing; in a frame of another file, precedes [path, text]
+ARG_SEP = "<|arg_sep|>"  # reserved (paper vocabulary)
+ACTION_SEP = "<|action_sep|>"  # reserved (paper vocabulary)
+BREAKPOINTS = "<|breakpoints|>"  # the session breakpoints, each as <|line_sep|>N
+STDOUT = "<|stdout|>"
+
+REASON_ENTRY = "<|reason_entry|>"
+REASON_STEP = "<|reason_step|>"
+REASON_BREAKPOINT = "<|reason_breakpoint|>"
+REASON_EXCEPTION = "<|reason_exception|>"
+EXITED = "<|exited|>"  # an exit state whose ending is unknown
+
+STEP_INTO = "<|step_into|>"
+STEP_OVER = "<|step_over|>"
+STEP_RETURN = "<|step_return|>"
+BREAKPOINT = "<|breakpoint|>"  # followed by <|line_sep|>N
+CONTINUE = "<|continue|>"
+INV_STEP_INTO = "<|inv_step_into|>"
+INV_STEP_OVER = "<|inv_step_over|>"
+INV_STEP_CALL = "<|inv_step_call|>"
+
+EXIT_NORMAL = "<|exit_normal|>"
+EXIT_ERROR = "<|exit_error|>"
+EXIT_NEVER = "<|exit_never|>"
+
+ACTION_TOKENS: dict[ActionKind, str] = {
+    ActionKind.STEP_INTO: STEP_INTO,
+    ActionKind.STEP_OVER: STEP_OVER,
+    ActionKind.STEP_RETURN: STEP_RETURN,
+    ActionKind.BREAKPOINT: BREAKPOINT,
+    ActionKind.CONTINUE: CONTINUE,
+    ActionKind.INV_STEP_INTO: INV_STEP_INTO,
+    ActionKind.INV_STEP_OVER: INV_STEP_OVER,
+    ActionKind.INV_STEP_CALL: INV_STEP_CALL,
+}
+REASON_TOKENS: dict[StopReason, str] = {
+    StopReason.ENTRY: REASON_ENTRY,
+    StopReason.STEP: REASON_STEP,
+    StopReason.BREAKPOINT: REASON_BREAKPOINT,
+    StopReason.EXCEPTION: REASON_EXCEPTION,
+}
+ENDING_TOKENS: dict[Ending, str] = {Ending.NORMAL: EXIT_NORMAL, Ending.ERROR: EXIT_ERROR, Ending.NEVER: EXIT_NEVER}
+
+SPECIAL_TOKENS: list[str] = [
+    PAD, BOS, EOS, STATE_END,
+    FRAME_SEP, CALL_SEP, LINE_SEP, RETURN_SEP, EXCEPTION_SEP, SRC_SEP, ARG_SEP, ACTION_SEP, BREAKPOINTS, STDOUT,
+    REASON_ENTRY, REASON_STEP, REASON_BREAKPOINT, REASON_EXCEPTION, EXITED,
+    *ACTION_TOKENS.values(),
+    *ENDING_TOKENS.values(),
+]  # fmt: skip
+STOP_TOKEN = STATE_END
+
+_TOKEN_TO_ACTION = {v: k for k, v in ACTION_TOKENS.items()}
+_TOKEN_TO_REASON = {v: k for k, v in REASON_TOKENS.items()}
+_TOKEN_TO_ENDING: dict[str, Ending | None] = {v: k for k, v in ENDING_TOKENS.items()} | {EXITED: None}
+_SPLIT_RE = re.compile("(" + "|".join(re.escape(t) for t in SPECIAL_TOKENS) + ")")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+_NAME_FORBIDDEN = re.compile(r'["{}|\s]')
+
+
+class ParseError(ValueError):
+    """A state text that is not well formed; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A piece of rendered text; `predicted` marks the model's targets (the states after an action)."""
+
+    text: str
+    predicted: bool
+
+
+# --- field encoding ----------------------------------------------------------------------------
+
+
+def _escape_json(encoded: str) -> str:
+    """Escape ``|`` (so no special token can appear) and lone surrogates in JSON output."""
+    encoded = encoded.replace("|", "\\u007c")
+    return _SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+
+
+def json_string(text: str) -> str:
+    """One free-text field as a JSON string literal (compact, ``|`` escaped)."""
+    return _escape_json(json.dumps(text, ensure_ascii=False))
+
+
+def json_locals(values: dict[str, str], delta: bool) -> str:
+    """Locals as a compact JSON object; a delta object ends with ``..`` (the unchanged rest)."""
+    body = ",".join(f"{json_string(k)}:{json_string(v)}" for k, v in values.items())
+    if delta:
+        return "{" + (body + "," if body else "") + "..}"
+    return "{" + body + "}"
+
+
+def _check_name(name: str, what: str) -> str:
+    if not name or _NAME_FORBIDDEN.search(name):
+        raise ValueError(f"{what} {name!r} cannot be rendered: it must be non-empty, without quotes, braces, '|' or spaces")
+    return name
+
+
+# --- program lines -----------------------------------------------------------------------------
+
+
+def program_lines(program: str) -> list[str]:
+    """The program split into lines the way Python numbers them (``\\n``, ``\\r\\n``, ``\\r``)."""
+    return re.split(r"\r\n|\r|\n", program)
+
+
+def source_line(program: str, line: int) -> str:
+    """The text of a 1-based line, stripped of surrounding whitespace ('' outside the program).
+
+    This is what `parse_state` puts in `Frame.source` for a frame of the program.
+    """
+    lines = program_lines(program)
+    return lines[line - 1].strip() if 1 <= line <= len(lines) else ""
+
+
+def canonical_state(state: State, program: str) -> State:
+    """`state` normalized (addresses ``at 0x?``) with each program frame's source taken from the program.
+
+    Rendering then parsing gives back exactly ``canonical_state(state, program)``.
+    """
+    data = state.normalized()
+    for frame in data.frames:
+        if frame.file is None:
+            frame.source = source_line(program, frame.line)
+    if data.reason is not StopReason.EXITED:
+        data.exit_code, data.ending = None, None
+    return data
+
+
+# --- rendering ---------------------------------------------------------------------------------
+
+
+def render_header(program: str, breakpoints: Sequence[int]) -> str:
+    """The invariant prefix: ``<|bos|>``, the numbered source listing, the session breakpoints.
+
+    Blank lines are left out (their numbers are skipped); ``<|`` inside the source is written
+    ``< |`` so the listing cannot contain a special token.
+    """
+    parts = [BOS, SRC_SEP]
+    for number, text in enumerate(program_lines(program), start=1):
+        if text.strip():
+            parts.append(f"{LINE_SEP}{number} {text.rstrip().replace('<|', '< |')}\n")
+    parts.append(SRC_SEP)
+    parts.append(BREAKPOINTS + "".join(f"{LINE_SEP}{int(line)}" for line in sorted(set(breakpoints))) + "\n")
+    return "".join(parts)
+
+
+def render_action(action: Action) -> str:
+    """An action token; a one-off breakpoint carries its line: ``<|breakpoint|><|line_sep|>N``."""
+    token = ACTION_TOKENS[action.kind]
+    if action.kind is ActionKind.BREAKPOINT:
+        if action.line is None:
+            raise ValueError("a breakpoint action needs a line")
+        return f"{token}{LINE_SEP}{action.line}"
+    return token
+
+
+def _continues(new: list[Frame], old: list[Frame], depth: int) -> bool:
+    """Whether new frame `depth` (0 = outermost) continues the previous state's frame at that depth.
+
+    True when the previous state has a frame there with the same name and file, and every frame
+    below it is at the same (name, line, file) in both states.
+    """
+    if depth >= len(old) or old[depth].name != new[depth].name or old[depth].file != new[depth].file:
+        return False
+    return all(
+        (a.name, a.line, a.file) == (b.name, b.line, b.file) for a, b in zip(new[:depth], old[:depth])
+    )
+
+
+def _frame_locals(frame: Frame, old: Frame | None) -> tuple[str, bool]:
+    """(JSON text, is_delta) of a frame's locals relative to its continued frame (None: full)."""
+    values = {k: normalize_repr(v) for k, v in frame.locals.items()}
+    if old is None:
+        return json_locals(values, delta=False), False
+    before = {k: normalize_repr(v) for k, v in old.locals.items()}
+    if any(k not in values for k in before):
+        return json_locals(values, delta=False), False
+    changed = {k: values[k] for k in before if values[k] != before[k]}
+    changed |= {k: v for k, v in values.items() if k not in before}
+    return json_locals(changed, delta=True), True
+
+
+def _render_frame(frame: Frame, old: Frame | None) -> str:
+    body, _ = _frame_locals(frame, old)
+    sep = FRAME_SEP if old is not None else CALL_SEP
+    where = "" if frame.file is None else SRC_SEP + _escape_json(json.dumps([frame.file, frame.source], ensure_ascii=False))
+    return f"{sep}{_check_name(frame.name, 'frame name')}{where}{LINE_SEP}{frame.line}{body}"
+
+
+def render_state(state: State, previous: State | None = None) -> str:
+    """One state, as a delta against `previous` (None: a full snapshot), ending with `STATE_END`."""
+    if state.reason is StopReason.EXITED:
+        head = _TOKEN_FOR_ENDING(state.ending) + ("" if state.exit_code is None else str(state.exit_code))
+    else:
+        head = REASON_TOKENS[state.reason]
+    new = list(reversed(state.frames))
+    old = list(reversed(previous.frames)) if previous is not None else []
+    parts = [head]
+    for depth, frame in enumerate(new):
+        parts.append(_render_frame(frame, old[depth] if _continues(new, old, depth) else None))
+    if state.return_value is not None:
+        name = _check_name(state.return_value.name, "return value name")
+        parts.append(f"{RETURN_SEP}{name}{json_string(normalize_repr(state.return_value.value))}")
+    if state.exception is not None:
+        etype = _check_name(state.exception.type, "exception type")
+        parts.append(f"{EXCEPTION_SEP}{etype}{json_string(normalize_repr(state.exception.message))}")
+    if state.stdout:
+        parts.append(STDOUT + json_string(state.stdout))
+    parts.append(STATE_END)
+    return "".join(parts)
+
+
+def _TOKEN_FOR_ENDING(ending: Ending | None) -> str:  # noqa: N802 - a lookup, named like the tables
+    return EXITED if ending is None else ENDING_TOKENS[ending]
+
+
+def _history_states(history: Sequence[State | Step]) -> Iterator[tuple[Action | None, State]]:
+    for index, item in enumerate(history):
+        if isinstance(item, Step):
+            if index == 0:
+                raise ValueError("history must start with a State (the initial or snapshot state), not a Step")
+            yield item.action, item.state
+        elif index == 0:
+            yield None, item
+        else:
+            raise ValueError(f"history item {index} is a State; only the first item may be one, the rest are Steps")
+
+
+def render_segments(program: str, breakpoints: Sequence[int], history: Sequence[State | Step]) -> list[Segment]:
+    """Header, then the first state of `history` in full, then each (action, state) as deltas.
+
+    The first state is given (not predicted); every later state text (ending with `STATE_END`) is
+    a predicted segment, its action a given one.
+    """
+    segments = [Segment(render_header(program, breakpoints), predicted=False)]
+    previous: State | None = None
+    for action, state in _history_states(history):
+        if action is not None:
+            segments.append(Segment(render_action(action), predicted=False))
+        segments.append(Segment(render_state(state, previous), predicted=action is not None))
+        previous = state
+    return segments
+
+
+def render_trajectory(traj: Trajectory) -> list[Segment]:
+    """A whole trajectory as segments; concatenating their texts gives the training document.
+
+    Segment boundaries fall next to special tokens, so tokenizing segment by segment gives the
+    same ids as tokenizing the whole text (the loss mask is the `predicted` flag per segment).
+    """
+    return render_segments(traj.program, traj.breakpoints, [traj.initial, *traj.steps])
+
+
+def render_text(segments: Sequence[Segment]) -> str:
+    """The concatenated text of segments."""
+    return "".join(s.text for s in segments)
+
+
+def render_prompt(
+    program: str, breakpoints: Sequence[int], history: Sequence[State | Step], action: Action
+) -> str:
+    """The inference prompt: the session so far, then `action`; the model continues with the next state.
+
+    Append-only: for history ``h`` and its next step ``Step(a, s)``, the prompt for
+    ``h + [Step(a, s)]`` starts with ``render_prompt(h, a) + render_state(s, previous)``.
+    """
+    return render_text(render_segments(program, breakpoints, history)) + render_action(action)
+
+
+# --- windows -----------------------------------------------------------------------------------
+
+
+def window_snapshot(history: Sequence[State | Step], start: int) -> list[State | Step]:
+    """The history from index `start` on, with that entry's state as the (full) first state."""
+    first = history[start]
+    return [first.state if isinstance(first, Step) else first, *history[start + 1 :]]
+
+
+def render_window(
+    program: str, breakpoints: Sequence[int], history: Sequence[State | Step], action: Action, start: int
+) -> str:
+    """A prompt that starts at ``history[start]`` rendered as a full snapshot (for long sessions)."""
+    return render_prompt(program, breakpoints, window_snapshot(history, start), action)
+
+
+def next_window_start(
+    program: str,
+    breakpoints: Sequence[int],
+    history: Sequence[State | Step],
+    action: Action,
+    current_start: int,
+    max_tokens: int,
+    count_tokens: Callable[[str], int],
+    reserve: int = 256,
+) -> int:
+    """The window start to use for the next prompt: `current_start` while the prompt plus `reserve`
+    generated tokens fits in `max_tokens`, else the latest start that leaves about half the budget
+    free (so the window, and the cached prefix, then stays put for a while).
+    """
+    budget = max_tokens - reserve
+    if count_tokens(render_window(program, breakpoints, history, action, current_start)) <= budget:
+        return current_start
+    last = len(history) - 1
+    for start in range(last, current_start - 1, -1):
+        if count_tokens(render_window(program, breakpoints, history, action, start)) > budget // 2 + budget // 4:
+            return min(start + 1, last)
+    return last
+
+
+def render_windows(traj: Trajectory, max_tokens: int, count_tokens: Callable[[str], int]) -> list[list[Segment]]:
+    """A trajectory cut into windows of at most `max_tokens`, each a valid document on its own.
+
+    Every window is header + a full snapshot state (given) + (action, state) pairs; each step's
+    state is predicted in exactly one window. A step too long for any window ends the trajectory
+    there (the remaining steps are dropped). Token counts of segments add up because segment
+    boundaries fall next to special tokens.
+    """
+    header = render_header(traj.program, traj.breakpoints)
+    header_cost = count_tokens(header)
+    windows: list[list[Segment]] = []
+    states = traj.states
+    index = 0
+    while index < len(traj.steps) or (index == 0 and not windows):
+        snapshot = states[index]
+        first = render_state(snapshot, None)
+        segments = [Segment(header, False), Segment(first, False)]
+        used = header_cost + count_tokens(first)
+        taken = 0
+        for step in traj.steps[index:]:
+            previous = states[index + taken]
+            pieces = [Segment(render_action(step.action), False), Segment(render_state(step.state, previous), True)]
+            cost = sum(count_tokens(p.text) for p in pieces)
+            if used + cost > max_tokens:
+                break
+            segments += pieces
+            used += cost
+            taken += 1
+        if used > max_tokens or (taken == 0 and index < len(traj.steps)):
+            break
+        windows.append(segments)
+        index += taken
+        if taken == 0:
+            break
+    return windows
+
+
+# --- parsing -----------------------------------------------------------------------------------
+
+
+class _Cursor:
+    """The state text split into special tokens and the plain text between them."""
+
+    def __init__(self, text: str) -> None:
+        pieces = _SPLIT_RE.split(text)
+        self.items: list[tuple[str, str]] = []  # (special token, plain text after it)
+        if pieces[0].strip():
+            raise ParseError(f"state text must start with a reason or ending token, found {pieces[0][:40]!r}")
+        for i in range(1, len(pieces), 2):
+            self.items.append((pieces[i], pieces[i + 1]))
+        self.pos = 0
+
+    def peek(self) -> str | None:
+        return self.items[self.pos][0] if self.pos < len(self.items) else None
+
+    def take(self) -> tuple[str, str]:
+        item = self.items[self.pos]
+        self.pos += 1
+        return item
+
+
+def _json_value(text: str, what: str) -> tuple[object, str]:
+    try:
+        value, end = json.JSONDecoder().raw_decode(text)
+    except json.JSONDecodeError as error:
+        raise ParseError(f"{what}: bad JSON {text[:60]!r} ({error.msg})") from None
+    return value, text[end:]
+
+
+def _json_str(text: str, what: str) -> tuple[str, str]:
+    value, rest = _json_value(text, what)
+    if not isinstance(value, str):
+        raise ParseError(f"{what}: expected a JSON string, got {text[:60]!r}")
+    return value, rest
+
+
+def _parse_locals(text: str, where: str) -> tuple[dict[str, str], bool]:
+    """(values, is_delta) from ``{...}`` / ``{...,..}`` / ``{..}``; nothing may follow it."""
+    text = text.rstrip("\n")
+    delta = text == "{..}" or text.endswith(",..}")
+    body = "{}" if text == "{..}" else (text[:-4] + "}" if delta else text)
+    if not body.startswith("{"):
+        raise ParseError(f"{where}: locals must be a JSON object, got {text[:80]!r}")
+    try:
+        pairs = json.loads(body, object_pairs_hook=lambda p: p)
+    except json.JSONDecodeError as error:
+        raise ParseError(f"{where}: locals are not a JSON object: {text[:80]!r} ({error.msg})") from None
+    values: dict[str, str] = {}
+    for key, value in pairs:
+        if not isinstance(value, str):
+            raise ParseError(f"{where}: local {key!r} must be a repr string, got {value!r}")
+        if key in values:
+            raise ParseError(f"{where}: local {key!r} written twice")
+        values[key] = value
+    return values, delta
+
+
+_LINE_RE = re.compile(r"(-?\d+)(.*)", re.S)
+
+
+def _parse_frame(cur: _Cursor, program: str, new: list[Frame], old: list[Frame]) -> Frame:
+    sep, name = cur.take()
+    depth = len(new)
+    where = f"frame {depth} (outermost is 0)"
+    if not name or _NAME_FORBIDDEN.search(name):
+        raise ParseError(f"{where}: bad function name {name!r}")
+    file: str | None = None
+    source = ""
+    if cur.peek() == SRC_SEP:
+        _, text = cur.take()
+        value, rest = _json_value(text, where)
+        if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)) or rest:
+            raise ParseError(f"{where}: a frame of another file needs [path, source], got {text[:60]!r}")
+        file, source = value  # type: ignore[misc]
+    if cur.peek() != LINE_SEP:
+        raise ParseError(f"{where}: expected {LINE_SEP} after the function name, found {cur.peek()!r}")
+    _, text = cur.take()
+    match = _LINE_RE.fullmatch(text)
+    if not match:
+        raise ParseError(f"{where}: expected a line number then locals, found {text[:60]!r}")
+    line = int(match.group(1))
+    values, delta = _parse_locals(match.group(2), where)
+    if sep == FRAME_SEP:
+        if depth >= len(old):
+            raise ParseError(f"{where}: {FRAME_SEP} continues a frame, but the previous state has only {len(old)}")
+        if delta:
+            values = {**{k: normalize_repr(v) for k, v in old[depth].locals.items()}, **values}
+    elif delta:
+        raise ParseError(f"{where}: a {CALL_SEP} frame (new scope) must write its locals in full, without '..'")
+    if file is None:
+        source = source_line(program, line)
+    return Frame(name=name, line=line, source=source, locals=values, file=file)
+
+
+def parse_state(text: str, previous: State | None, program: str) -> State:
+    """Rebuild the full State from a state text (as rendered or generated), given the previous state.
+
+    `previous` is the state the text's deltas refer to (None for a full snapshot; ``..`` then
+    fails). A trailing `STATE_END` and whitespace are optional. Raises `ParseError` with the
+    reason when the text is malformed.
+    """
+    if not isinstance(text, str):
+        raise ParseError(f"state text must be a string, got {type(text).__name__}")
+    cur = _Cursor(text.strip())
+    if cur.peek() is None:
+        raise ParseError("empty state text: expected a reason or ending token")
+    token, rest = cur.take()
+    ending: Ending | None = None
+    exit_code: int | None = None
+    if token in _TOKEN_TO_REASON:
+        reason = _TOKEN_TO_REASON[token]
+        if rest.strip():
+            raise ParseError(f"unexpected text {rest[:40]!r} after {token}")
+    elif token in _TOKEN_TO_ENDING:
+        reason, ending = StopReason.EXITED, _TOKEN_TO_ENDING[token]
+        if rest.strip():
+            if not re.fullmatch(r"-?\d+", rest.strip()):
+                raise ParseError(f"exit code must be an integer, found {rest[:40]!r}")
+            exit_code = int(rest)
+    else:
+        raise ParseError(f"state must start with a reason or ending token, found {token}")
+    old = list(reversed(previous.frames)) if previous is not None else []
+    new: list[Frame] = []
+    while cur.peek() in (FRAME_SEP, CALL_SEP):
+        new.append(_parse_frame(cur, program, new, old))
+    state = State(reason=reason, frames=list(reversed(new)), exit_code=exit_code, ending=ending)
+    _parse_tail(cur, state)
+    return state
+
+
+def _parse_tail(cur: _Cursor, state: State) -> None:
+    """The optional return value, exception and stdout fields, then the end of the state."""
+    if cur.peek() == RETURN_SEP:
+        _, text = cur.take()
+        name, quote, value = text.partition('"')
+        if not name or not quote:
+            raise ParseError(f"return value must be NAME then a JSON string, found {text[:60]!r}")
+        literal, rest = _json_str('"' + value, "return value")
+        if rest.strip():
+            raise ParseError(f"unexpected text {rest[:40]!r} after the return value")
+        state.return_value = ReturnValue(name=name, value=literal)
+    if cur.peek() == EXCEPTION_SEP:
+        _, text = cur.take()
+        etype, quote, value = text.partition('"')
+        if not etype or not quote:
+            raise ParseError(f"exception must be TYPE then a JSON string, found {text[:60]!r}")
+        message, rest = _json_str('"' + value, "exception message")
+        if rest.strip():
+            raise ParseError(f"unexpected text {rest[:40]!r} after the exception")
+        state.exception = ExceptionInfo(type=etype, message=message)
+    if cur.peek() == STDOUT:
+        _, text = cur.take()
+        out, rest = _json_str(text, "stdout")
+        if rest.strip():
+            raise ParseError(f"unexpected text {rest[:40]!r} after stdout")
+        state.stdout = out
+    if cur.peek() == STATE_END:
+        _, rest = cur.take()
+        if rest.strip() or cur.peek() is not None:
+            raise ParseError(f"text after {STATE_END}: {(rest or str(cur.peek()))[:40]!r}")
+    elif cur.peek() is not None:
+        raise ParseError(f"unexpected {cur.peek()} in a state (expected a frame, field, or {STATE_END})")
+
+
+def parse_session(text: str, program: str) -> tuple[list[int], list[tuple[Action | None, State]]]:
+    """A whole rendered session or window back into (breakpoints, [(action or None, state), ...]).
+
+    The inverse of `render_segments` (for checking data and tests); raises `ParseError`.
+    """
+    head, sep, body = text.partition(BREAKPOINTS)
+    if not sep or not head.startswith(BOS + SRC_SEP):
+        raise ParseError(f"a session starts with {BOS}{SRC_SEP}, the listing, then {BREAKPOINTS}")
+    bp_text, newline, body = body.partition("\n")
+    bp_pieces = [p for p in _SPLIT_RE.split(bp_text) if p]
+    if not newline or bp_pieces[::2] != [LINE_SEP] * len(bp_pieces[1::2]) or not all(p.isdigit() for p in bp_pieces[1::2]):
+        raise ParseError(f"bad breakpoint list {bp_text[:60]!r}")
+    breakpoints = [int(p) for p in bp_pieces[1::2]]
+    result: list[tuple[Action | None, State]] = []
+    previous: State | None = None
+    chunks = body.split(STATE_END)
+    if chunks[-1].strip():
+        raise ParseError(f"session text ends inside a state: {chunks[-1][:60]!r}")
+    for chunk in chunks[:-1]:
+        action: Action | None = None
+        match = re.match("(" + "|".join(re.escape(t) for t in ACTION_TOKENS.values()) + r")(?:" + re.escape(LINE_SEP) + r"\d+)?", chunk)
+        if match:
+            action, chunk = parse_action(match.group()), chunk[match.end():]
+        elif result:
+            raise ParseError(f"state {len(result)} is not preceded by an action: {chunk[:60]!r}")
+        previous = parse_state(chunk + STATE_END, previous, program)
+        result.append((action, previous))
+    return breakpoints, result
+
+
+def parse_action(text: str) -> Action:
+    """An action rendered by `render_action` (``<|breakpoint|><|line_sep|>N`` or an action token)."""
+    pieces = [p for p in _SPLIT_RE.split(text.strip()) if p]
+    if not pieces or pieces[0] not in _TOKEN_TO_ACTION:
+        raise ParseError(f"not an action: {text[:40]!r}")
+    kind = _TOKEN_TO_ACTION[pieces[0]]
+    if kind is ActionKind.BREAKPOINT:
+        if len(pieces) != 3 or pieces[1] != LINE_SEP or not pieces[2].isdigit():
+            raise ParseError(f"a breakpoint action is {BREAKPOINT}{LINE_SEP}N, got {text[:40]!r}")
+        return Action(kind=kind, line=int(pieces[2]))
+    if len(pieces) != 1:
+        raise ParseError(f"unexpected text after {pieces[0]}: {text[:40]!r}")
+    return Action(kind=kind)
+
+
+# --- grammar for constrained decoding ----------------------------------------------------------
+
+JSON_STRING_RE = r'"(?:[^"\\|\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
+_PAIR_RE = JSON_STRING_RE + ":" + JSON_STRING_RE
+FULL_LOCALS_RE = r"\{(?:" + _PAIR_RE + r"(?:," + _PAIR_RE + r")*)?\}"
+DELTA_LOCALS_RE = r"\{(?:" + _PAIR_RE + r",)*\.\.\}"
+GENERIC_NAME_RE = r'[^"{}|\s]+'
+EXCEPTION_TYPE_RE = r"[A-Za-z_][A-Za-z0-9_.]*"
+
+
+@dataclass(frozen=True)
+class ProgramInfo:
+    """What the grammar knows of a program: its executable lines and function names (None: unknown)."""
+
+    lines: frozenset[int] | None
+    names: frozenset[str] | None
+
+
+def program_info(program: str) -> ProgramInfo:
+    """Executable lines and code-object names of `program` (from `compile`; unknown if it does not compile)."""
+    try:
+        code = compile(program, "<program>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError):
+        return ProgramInfo(None, None)
+    lines: set[int] = set()
+    names: set[str] = set()
+    todo = [code]
+    while todo:
+        current = todo.pop()
+        names.update((current.co_name, current.co_qualname))
+        lines.update(line for _, _, line in current.co_lines() if line is not None and line > 0)
+        todo.extend(c for c in current.co_consts if hasattr(c, "co_lines"))
+    return ProgramInfo(frozenset(lines), frozenset(names))
+
+
+def _alternation(items: Sequence[str], fallback: str) -> str:
+    return "(?:" + "|".join(items) + ")" if items else fallback
+
+
+def state_regex(program: str, previous: State | None, *, include_end: bool = True) -> str:
+    """A regex (no lookarounds or backreferences) matching every well-formed state text after `previous`.
+
+    Lines are restricted to the program's executable lines, frame and return names to its code
+    objects' names (both unrestricted when the program does not compile), locals to JSON objects
+    of strings, and the stack to the previous one's continuation rule: ``<|frame_sep|>`` only for
+    a frame at a depth where the previous state has a frame of that name with identical frames
+    below it. Every text it matches parses with `parse_state` (frames of other files aside: never
+    generated). Special tokens appear as their literal text.
+    """
+    info = program_info(program)
+    line_re = _alternation([str(n) for n in sorted(info.lines)], r"[0-9]+") if info.lines else r"[0-9]+"
+    name_re = _alternation([re.escape(n) for n in sorted(info.names)], GENERIC_NAME_RE) if info.names else GENERIC_NAME_RE
+    locals_any = f"(?:{FULL_LOCALS_RE}|{DELTA_LOCALS_RE})"
+    new_frame = f"{re.escape(CALL_SEP)}{name_re}{re.escape(LINE_SEP)}{line_re}{FULL_LOCALS_RE}"
+    old = list(reversed(previous.frames)) if previous is not None else []
+    stacks = [f"(?:{new_frame})+"]
+    kept = ""
+    for frame in old:
+        if frame.file is not None:
+            break
+        head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(LINE_SEP)}"
+        stacks.append(f"{kept}{head}{line_re}{locals_any}(?:{new_frame})*")
+        kept += f"{head}{frame.line}{locals_any}"
+    reasons = [REASON_STEP, REASON_BREAKPOINT, REASON_EXCEPTION] + ([REASON_ENTRY] if previous is None else [])
+    running = _alternation([re.escape(r) for r in reasons], "") + _alternation(stacks, "")
+    endings = _alternation([re.escape(t) for t in (*ENDING_TOKENS.values(), EXITED)], "") + "(?:-?[0-9]+)?"
+    tail = (
+        f"(?:{re.escape(RETURN_SEP)}{name_re}{JSON_STRING_RE})?"
+        f"(?:{re.escape(EXCEPTION_SEP)}{EXCEPTION_TYPE_RE}{JSON_STRING_RE})?"
+        f"(?:{re.escape(STDOUT)}{JSON_STRING_RE})?"
+    )
+    return f"(?:{running}|{endings}){tail}" + (re.escape(STATE_END) if include_end else "")
+
+
+@dataclass
+class StateGrammar:
+    """A compiled `state_regex` with full-match and prefix checks (the prefix check uses `regex`'s partial matching)."""
+
+    pattern: str
+
+    def __post_init__(self) -> None:
+        import regex  # a dependency of transformers; imported here so this module stays light
+
+        self._compiled = regex.compile(self.pattern)
+
+    def matches(self, text: str) -> bool:
+        """Whether `text` is a complete well-formed state."""
+        return self._compiled.fullmatch(text) is not None
+
+    def allows_prefix(self, text: str) -> bool:
+        """Whether `text` can still be extended into a complete well-formed state."""
+        return self._compiled.fullmatch(text, partial=True) is not None
+
+
+def state_grammar(program: str, previous: State | None, *, include_end: bool = True) -> StateGrammar:
+    """`StateGrammar` of `state_regex(program, previous)`."""
+    return StateGrammar(state_regex(program, previous, include_end=include_end))
