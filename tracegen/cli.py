@@ -95,3 +95,33 @@ def _fail(message: str) -> NoReturn:
 # ------------------------------------------------------------------------------------------
 # `synth` (tracegen/synth/, tracegen/dataset.py) is registered below this line by its owner.
 # ------------------------------------------------------------------------------------------
+
+
+@app.command()
+def synth(
+    count: int = typer.Option(..., "--count", min=1, help="Number of trajectories to write."),
+    out: Path = typer.Option(..., "--out", help="Output folder (sharded JSONL + manifest.json); rerun to resume."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes (the data does not depend on it)."),
+    seed: int = typer.Option(0, "--seed", help="Seed: the same seed gives the same dataset."),
+    sources: str = typer.Option("synthetic", "--sources", help="Comma-separated kind[:arg][@weight]: synthetic, files:PATH, doctest[:mod+mod]."),
+    max_steps: int = typer.Option(64, "--max-steps", min=1, help="Most actions per trajectory."),
+    per_program: int = typer.Option(8, "--per-program", min=1, help="Trajectories sampled from each recorded program."),
+    shard_size: int = typer.Option(1000, "--shard-size", min=1, help="Trajectories per shard file."),
+    cruxeval: Path | None = typer.Option(None, "--cruxeval", help="cruxeval.jsonl to keep out of the data (default: ../shared/cruxeval/ or $CRUXEVAL_PATH)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+) -> None:
+    """Write a sharded dataset of forward and inverse trajectories of recorded programs."""
+    import json
+
+    from tracegen.dataset import SynthConfig, make_dataset
+
+    try:
+        config = SynthConfig(count=count, seed=seed, sources=sources, shard_size=shard_size, per_program=per_program,
+                             max_steps=max_steps, cruxeval=str(cruxeval) if cruxeval else None)
+        manifest = make_dataset(config, out, workers=workers, show_progress=progress)
+    except (ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    run = manifest["last_run"]
+    summary = {k: manifest[k] for k in ("trajectories", "forward", "inverse", "programs", "kinds", "rejected", "complete")}
+    summary.update(run)  # type: ignore[arg-type]
+    typer.echo(json.dumps(summary))

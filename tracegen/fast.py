@@ -17,7 +17,8 @@ program on Python 3.11, and returns the `State` after every stop. The rules are 
 - Generators (and genexprs): a ``return`` event at a ``yield`` is ignored; ``next`` at a
   generator's last return continues as a stepIn limited to the caller.
 - Any line event on a session breakpoint line (program file) stops with reason ``breakpoint``,
-  whatever the step.
+  whatever the step (the entry stop too). A breakpoint on a line without code moves to the nearest
+  preceding line with code, as debugpy moves it.
 - Return values: debugpy keeps ``(return) name`` entries in the caller frame for the rest of that
   frame's life (one per function name, the latest wins), recorded when (after the switch above)
   the step is next and the caller is the stepping frame, or stepOut of that frame, or stepIn and
@@ -116,7 +117,7 @@ class ReplaySession:
 
     def __init__(self, trace: ProgramTrace, breakpoints: Sequence[int] = (), stop_on_entry: bool = True) -> None:
         self.trace = trace
-        self.breakpoints = frozenset(breakpoints)
+        self.breakpoints = frozenset(trace.adjust_breakpoint(b) for b in breakpoints)
         self.stop_on_entry = stop_on_entry
         self.cursor = _Cursor()
         self.state: State | None = None
@@ -129,7 +130,8 @@ class ReplaySession:
         if self.stop_on_entry:
             for i, ev in enumerate(self.trace.events):
                 if ev.kind == LINE:
-                    return self._stop_line(i, StopReason.ENTRY, self._stdout(0, i))
+                    on_bp = ev.line in self.breakpoints and self.trace.frames[ev.fid].file is None
+                    return self._stop_line(i, StopReason.BREAKPOINT if on_bp else StopReason.ENTRY, self._stdout(0, i))
         return self._run(RUN, None, None, None)
 
     def step(self, action: Action) -> State:
@@ -156,7 +158,7 @@ class ReplaySession:
         if kind is ActionKind.BREAKPOINT:
             if action.line is None:
                 raise ReplayError("a breakpoint action needs a line")
-            return self._run(RUN, None, None, action.line)
+            return self._run(RUN, None, None, self.trace.adjust_breakpoint(action.line))
         raise ReplayError(f"unsupported action {kind.value}")
 
     def fork(self) -> "ReplaySession":

@@ -20,7 +20,10 @@ A missing ``E`` line means the child was killed (time, memory): the trace ends a
 """
 from __future__ import annotations
 
+import bisect
+import dis
 import json
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,9 +88,32 @@ class ProgramTrace:
     stderr: str = ""
     lines: list[str] = field(default_factory=list)
 
+    _code_lines: list[int] | None = None
+
     def __post_init__(self) -> None:
         if not self.lines:
             self.lines = self.source.splitlines()
+
+    @property
+    def code_lines(self) -> list[int]:
+        """Sorted lines that start code in the program (pydevd's ``_get_code_lines``, nested code included)."""
+        if self._code_lines is None:
+            try:
+                code = compile(self.source, self.path or "<program>", "exec", 0, dont_inherit=True)
+            except (SyntaxError, ValueError):
+                self._code_lines = []
+            else:
+                self._code_lines = sorted(set(_code_lines(code)))
+        return self._code_lines
+
+    def adjust_breakpoint(self, line: int) -> int:
+        """Where debugpy puts a breakpoint asked for on ``line``: that line if it starts code, else the
+        nearest preceding line that does (unchanged when there is none)."""
+        lines = self.code_lines
+        if line in lines:
+            return line
+        idx = bisect.bisect_left(lines, line)
+        return lines[idx - 1] if idx > 0 else line
 
     def source_line(self, line: int, file: str | None = None) -> str:
         """The text of a 1-based line (stripped), of the program or of another user file."""
@@ -103,6 +129,15 @@ class ProgramTrace:
 
 
 _FILE_CACHE: dict[str, list[str]] = {}
+
+
+def _code_lines(code: types.CodeType):
+    for _, lineno in dis.findlinestarts(code):
+        if lineno is not None:
+            yield lineno
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType) and const.co_filename == code.co_filename:
+            yield from _code_lines(const)
 
 
 def _file_line(path: str, line: int) -> str:
