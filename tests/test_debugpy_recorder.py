@@ -75,7 +75,7 @@ print(n)
 """
 SCENARIOS: dict[str, Scenario] = {
     "calling_line": Scenario(CALLS, "stepIn," * 21),
-    "uncaught_by_step_in": Scenario(CALLS, "next,next,next,stepIn,next,stepIn,stepIn"),
+    "uncaught_by_step_in": Scenario(CALLS, "next,next,next,stepIn,next,stepIn,stepIn,next"),
     "uncaught_by_next": Scenario(CALLS, "next,next,next,stepIn,next,next,next"),
     "next_onto_breakpoint": Scenario("a = 1\nb = 2\nc = 3\n", "next,next,next", (2,)),
     "step_out_module": Scenario("a = 1\nb = 2\nc = 3\nd = 4\n", "stepOut,stepOut", (3,)),

@@ -20,7 +20,7 @@ exception, or the end).
 Locals are plain variables: debugpy's "special variables" / "function variables" / "class
 variables" / "protected variables" groups, dunder names, modules, functions and classes are left
 out. debugpy shows ``(return) name`` entries (pydevd's ``__pydevd_ret_val_dict``) in a frame; they
-are not locals: the top frame's entry becomes `State.return_value` (see `_pick_return_value`).
+are not locals: the top frame's entry becomes `State.return_value` (see `_forget_return_values`).
 Values are debugpy's reprs (pydevd's SafeRepr: collections longer than 60 items, or 20 when nested,
 are cut with ``...``).
 """
@@ -49,6 +49,7 @@ from tracegen.dap_client import DapClient, DapError, DapTimeout, Message
 GROUP_NAMES = frozenset({"special variables", "function variables", "class variables", "protected variables"})
 HIDDEN_TYPES = frozenset({"module", "function", "type", "builtin_function_or_method", "method"})
 RETURN_PREFIX = "(return) "
+RETURN_DICT = "__pydevd_ret_val_dict"  # where pydevd keeps the return values it shows
 DEFAULT_TIMEOUT = 10.0  # seconds for one request, and for the adapter to start
 DEFAULT_RUN_TIMEOUT = 30.0  # seconds the program may run between two stops before it counts as never ending
 
@@ -90,20 +91,10 @@ class _Sources:
         return text[lineno - 1].strip() if 0 < lineno <= len(text) else ""
 
 
-def _pick_return_value(entries: list[tuple[str, str]], previous: dict[str, str]) -> ReturnValue | None:
-    """The top frame's fresh return value from its ``(return) name`` entries, or None.
-
-    pydevd keeps every return value it recorded in a frame (``__pydevd_ret_val_dict``, by function
-    name) until the frame ends, so a frame shows stale ones too. The return value of a stop is the
-    last entry (in debugpy's display order) that is new or changed since the previous stop at which
-    the same frame was on the stack; None when nothing is new. (A function that returns the same
-    value as the last time it returned into this frame therefore shows no return value.)
-    """
-    fresh = [(n, v) for n, v in entries if previous.get(n) != v]
-    if not fresh:
-        return None
-    name, value = fresh[-1]
-    return ReturnValue(name=name, value=value)
+def _return_entries(variables: list[Message]) -> list[tuple[str, str]]:
+    """The ``(return) name`` entries of a frame's variables as (name, value), in debugpy's order."""
+    return [(v["name"][len(RETURN_PREFIX):], v.get("value", "")) for v in variables
+            if v.get("name", "").startswith(RETURN_PREFIX)]
 
 
 class DebugpySession:
@@ -126,7 +117,6 @@ class DebugpySession:
         self._locals_ref: dict[int, int] = {}
         self._stdout: list[str] = []
         self._exit_code: int | None = None
-        self._returns_seen: dict[int, dict[str, str]] = {}
         self._sources = _Sources()
         self._state: State | None = None
 
@@ -265,7 +255,10 @@ class DebugpySession:
         client.drain_events(self._on_event)
         code = self._exit_code if self._exit_code is not None else 0
         ending = Ending.NORMAL if code == 0 else Ending.ERROR
-        return State(reason=StopReason.EXITED, stdout=self._take_stdout(), exit_code=code, ending=ending)
+        last = self._state
+        exception = last.exception if code != 0 and last is not None and last.reason is StopReason.EXCEPTION else None
+        return State(reason=StopReason.EXITED, stdout=self._take_stdout(), exit_code=code, ending=ending,
+                     exception=exception)
 
     def _never_ends(self) -> State:
         """The program ran past run_timeout without stopping: end it, the way the fast recorder ends an infinite loop."""
@@ -285,7 +278,8 @@ class DebugpySession:
         var_seqs = [client.send("variables", {"variablesReference": r}) for r in refs]
         variables = [client.response(s)["body"].get("variables", []) for s in var_seqs]
         frames = [self._frame(raw, vs) for raw, vs in zip(frames_raw, variables)]
-        return_value = self._return_value([f["id"] for f in frames_raw], variables)
+        return_value = self._return_value(variables[0] if variables else [])
+        self._forget_return_values([f["id"] for f, vs in zip(frames_raw, variables) if _return_entries(vs)])
         exception = None
         if exc_seq is not None:
             exception = self._exception(client.response(exc_seq, check=False))
@@ -293,17 +287,27 @@ class DebugpySession:
         return State(reason=reason, frames=frames, return_value=return_value, exception=exception,
                      stdout=self._take_stdout())
 
-    def _return_value(self, frame_ids: list[int], variables: list[list[Message]]) -> ReturnValue | None:
-        """The top frame's fresh ``(return)`` entry; remembers every frame's entries for the next stop."""
-        seen: dict[int, dict[str, str]] = {}
-        for fid, vs in zip(frame_ids, variables):
-            seen[fid] = {v["name"][len(RETURN_PREFIX):]: v.get("value", "") for v in vs
-                         if v.get("name", "").startswith(RETURN_PREFIX)}
-        value = None
-        if frame_ids:
-            value = _pick_return_value(list(seen[frame_ids[0]].items()), self._returns_seen.get(frame_ids[0], {}))
-        self._returns_seen = seen  # frames no longer on the stack are forgotten (their ids may be reused)
-        return value
+    @staticmethod
+    def _return_value(top_variables: list[Message]) -> ReturnValue | None:
+        """The top frame's ``(return)`` entry: every one shown was recorded during the last step (see below)."""
+        entries = _return_entries(top_variables)
+        if not entries:
+            return None
+        name, value = entries[-1]
+        return ReturnValue(name=name, value=value)
+
+    def _forget_return_values(self, frame_ids: list[int]) -> None:
+        """Empty pydevd's return-value dict in these frames, so the next stop shows only fresh ones.
+
+        pydevd keeps every ``(return) name`` it recorded in a frame until the frame ends; emptying
+        the dict after each stop makes what the next stop shows exactly the return values recorded
+        during that step (the fast recorder's `State.return_value`).
+        """
+        client = self._require_client()
+        seqs = [client.send("evaluate", {"expression": f"{RETURN_DICT}.clear()", "frameId": fid, "context": "repl"})
+                for fid in frame_ids]
+        for seq in seqs:
+            client.response(seq, check=False)
 
     def _locals_refs(self, frame_ids: list[int]) -> list[int]:
         """The Locals variablesReference of each frame id (scopes requests only for frame ids not seen yet)."""
@@ -343,8 +347,8 @@ def record_debugpy(path: str | os.PathLike[str], actions: Sequence[Action], brea
                    run_timeout: float = DEFAULT_RUN_TIMEOUT, args: Sequence[str] = ()) -> list[State]:
     """Run `path` under debugpy with an action script; every state from the first stop to `exited`.
 
-    Actions left over after the program ended are ignored; if the script ends before the program
-    does, the program is run on with `continue` until it ends, so the last state is always `exited`.
+    Actions left over after the program ended are ignored; if the script runs out first, the list
+    ends at the last stop (no `exited` state), like `tracegen.fast.replay`.
     """
     with DebugpySession(timeout=timeout, run_timeout=run_timeout) as session:
         states = [session.start(path, breakpoints, stop_on_entry=stop_on_entry, args=args)]
@@ -352,8 +356,6 @@ def record_debugpy(path: str | os.PathLike[str], actions: Sequence[Action], brea
             if states[-1].finished:
                 break
             states.append(session.step(action))
-        while not states[-1].finished:
-            states.append(session.step(Action(kind=ActionKind.CONTINUE)))
         return states
 
 

@@ -1,0 +1,208 @@
+"""Parity between the fast recorder and real debugpy: the program corpus, the seeded action
+scripts, the golden files of recorded debugpy sessions, and the comparison.
+
+A golden file (``tests/golden/<program>.json``) holds a header (debugpy and Python versions, the
+command that regenerates it), the program's source, and one recorded debugpy session per action
+script: the actions, the session breakpoints, and every `State` debugpy showed. Goldens are
+self-contained, so a change in the synthetic generator does not invalidate them; a change in an
+example program does (the test reports it as stale).
+"""
+from __future__ import annotations
+
+import json
+import platform
+import random
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from protocol.debugger import Action, ActionKind, State
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN_DIR = ROOT / "tests" / "golden"
+EXAMPLES_DIR = ROOT / "examples"
+REGENERATE = "nice -n 10 .venv/bin/python -m tests.regen_golden  (or: make golden)"
+SYNTH_COUNT = 190
+SCRIPTS_PER_PROGRAM = 3
+SYNTH_SEED = 20260603
+
+# Small hand-written programs for the debugpy oddities (the same ones tests/test_debugpy_recorder.py spells out).
+HAND_WRITTEN: dict[str, str] = {
+    "hand_calls": (
+        "def check(v):\n    if v < 0:\n        raise ValueError(\"neg\")\n    return v * 2\n\n"
+        "def run(items):\n    out = []\n    for it in items:\n        try:\n            out.append(check(it))\n"
+        "        except ValueError:\n            out.append(0)\n    return out\n\nres = run([1, -1])\nfinal = check(-5)\n"
+    ),
+    "hand_generator": "def gen():\n    yield 1\n    yield 2\n\nfor v in gen():\n    w = v\n",
+    "hand_listcomp": "xs = [i * 2 for i in range(2)]\nys = {k: v for k, v in zip('ab', xs)}\n",
+    "hand_globals": (
+        "import math\ndef f():\n    return 1\nclass C:\n    def __repr__(self):\n        return \"C()\"\n"
+        "c = C()\nn = [1, 2]\ng = len\nprint(n)\n"
+    ),
+    "hand_stdout": "print('a')\nprint('b', end='')\nx = 1\nprint('c')\n",
+    "hand_repeat_return": "def f(x):\n    return None\n\nfor i in range(3):\n    f(i)\n    f(i)\n",
+    "hand_nested_raise": (
+        "def a(x):\n    return b(x) + 1\n\ndef b(x):\n    if x > 1:\n        raise KeyError(x)\n    return x\n\n"
+        "try:\n    a(5)\nexcept KeyError as e:\n    k = e.args[0]\nprint(a(1))\n"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Program:
+    """A program of the parity corpus: a stable name and its source."""
+
+    name: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Script:
+    """One debugger session to record: the session breakpoints and the actions, in order."""
+
+    breakpoints: tuple[int, ...]
+    actions: tuple[Action, ...]
+
+    def to_json(self) -> dict:
+        return {"breakpoints": list(self.breakpoints), "actions": [str(a) for a in self.actions]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Script":
+        return cls(tuple(data["breakpoints"]), tuple(Action.parse(a) for a in data["actions"]))
+
+
+def example_programs() -> list[Program]:
+    return [Program(f"example_{p.stem}", p.read_text()) for p in sorted(EXAMPLES_DIR.glob("*.py"))]
+
+
+def synthetic_programs(count: int = SYNTH_COUNT, seed: int = SYNTH_SEED) -> list[Program]:
+    """`count` distinct synthetic programs from tracegen.synth that the fast recorder runs to a normal end."""
+    from tracegen.fast import record_program
+    from tracegen.synth import generate_program
+    from protocol.debugger import Ending
+
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    out: list[Program] = []
+    while len(out) < count:
+        source = generate_program(rng).source
+        if source in seen:
+            continue
+        seen.add(source)
+        trace = record_program(source)
+        if trace.end.ending is Ending.NEVER:
+            continue
+        out.append(Program(f"synth_{len(out):03d}", source))
+    return out
+
+
+def corpus(synth_count: int = SYNTH_COUNT) -> list[Program]:
+    """Examples, the hand-written oddity programs, then synthetic ones."""
+    hand = [Program(name, src) for name, src in HAND_WRITTEN.items()]
+    return example_programs() + hand + synthetic_programs(synth_count)
+
+
+# The paper's trajectory policies (Table A.1), as DAP actions plus the one-off breakpoint.
+POLICIES: list[dict[str, float]] = [
+    {"stepIn": 0.35, "next": 0.1, "stepOut": 0.2, "breakpoint": 0.1, "continue": 0.05},
+    {"stepIn": 0.5, "next": 0.5},
+    {"stepIn": 0.3, "next": 0.3, "stepOut": 0.15, "breakpoint": 0.1, "continue": 0.15},
+]
+
+
+def code_lines(source: str) -> list[int]:
+    """1-based numbers of lines that hold code (not blank, not comments)."""
+    return [i for i, line in enumerate(source.splitlines(), 1) if line.strip() and not line.strip().startswith("#")]
+
+
+def scripts_for(program: Program, count: int = SCRIPTS_PER_PROGRAM, length: int = 10) -> list[Script]:
+    """`count` seeded random action scripts for a program (the seed is the program's name)."""
+    rng = random.Random(zlib.crc32(program.name.encode()))
+    lines = code_lines(program.source) or [1]
+    scripts = []
+    for k in range(count):
+        policy = POLICIES[k % len(POLICIES)]
+        breakpoints = tuple(sorted(set(rng.sample(lines, min(len(lines), rng.randint(0, 2))))))
+        actions = []
+        for _ in range(length):
+            kind = rng.choices(list(policy), weights=list(policy.values()))[0]
+            if kind == "breakpoint":
+                actions.append(Action(kind=ActionKind.BREAKPOINT, line=rng.choice(lines)))
+            else:
+                actions.append(Action.parse(kind))
+        scripts.append(Script(breakpoints, tuple(actions)))
+    return scripts
+
+
+# ---------------------------------------------------------------------------------------- goldens
+
+
+def golden_header() -> dict:
+    import debugpy
+
+    return {"recorder": "tracegen.debugpy_recorder.record_debugpy", "debugpy": debugpy.__version__,
+            "python": platform.python_version(), "regenerate": REGENERATE}
+
+
+def write_golden(program: Program, sessions: list[tuple[Script, list[State]]]) -> Path:
+    GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
+    data = {
+        "header": golden_header(), "name": program.name, "source": program.source,
+        "sessions": [dict(script.to_json(), states=[s.model_dump(mode="json", exclude_defaults=True) for s in states])
+                     for script, states in sessions],
+    }
+    path = GOLDEN_DIR / f"{program.name}.json"
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+@dataclass(frozen=True)
+class Golden:
+    """A recorded golden: the program and its debugpy sessions."""
+
+    program: Program
+    header: dict
+    sessions: list[tuple[Script, list[State]]]
+
+
+def load_golden(path: Path) -> Golden:
+    data = json.loads(path.read_text())
+    sessions = [(Script.from_json(s), [State.model_validate(x) for x in s["states"]]) for s in data["sessions"]]
+    return Golden(Program(data["name"], data["source"]), data["header"], sessions)
+
+
+def load_goldens() -> list[Golden]:
+    return [load_golden(p) for p in sorted(GOLDEN_DIR.glob("*.json"))]
+
+
+# ------------------------------------------------------------------------------------- comparison
+
+FULL_FIELDS = ("frames", "return_value", "exception", "stdout", "exit_code", "ending")
+
+
+def contract_lines(states: list[State], actions: tuple[Action, ...]) -> list[str]:
+    """The `tracegen record` JSON lines of a session (what both recorders must print identically)."""
+    from tracegen.record_json import session_lines
+
+    return session_lines(states, list(actions))
+
+
+def state_differences(fast: list[State], real: list[State]) -> list[str]:
+    """Every field where two recordings of the same session differ, one line each ('' lists nothing)."""
+    out = []
+    if len(fast) != len(real):
+        out.append(f"length: fast {len(fast)} states, debugpy {len(real)}")
+    for i, (a, b) in enumerate(zip(fast, real)):
+        a, b = a.normalized(), b.normalized()
+        if a.reason != b.reason:
+            out.append(f"#{i} reason: fast {a.reason.value}, debugpy {b.reason.value}")
+        for name in FULL_FIELDS:
+            x, y = getattr(a, name), getattr(b, name)
+            if x != y:
+                out.append(f"#{i} {name}: fast {_short(x)} | debugpy {_short(y)}")
+    return out
+
+
+def _short(value: object, limit: int = 300) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
