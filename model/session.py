@@ -273,9 +273,25 @@ class NeuralDebugger:
 
     def _predict(self, action: Action) -> StateRecord:
         previous = self._records[-1].state
-        prompt = self._prompt_ids(action)
+        outcome = self._generate_state(self._prompt_ids(action), previous)
+        if isinstance(outcome, StateRecord):
+            return outcome
+        stay = previous.model_copy(deep=True)
+        if not stay.finished:
+            stay.reason = StopReason.STEP
+        stay.return_value, stay.exception, stay.stdout = None, None, ""
+        return StateRecord(state=stay, ids=self._encode(lang.render_state(stay, previous)), note=f"{outcome}; staying at the previous stop")
+
+    def _generate_state(self, prompt: list[int], previous: State) -> StateRecord | str:
+        """The predicted state after `previous`, or why there is none.
+
+        A greedy (or configured) attempt first; if its text does not parse, or runs out of tokens,
+        one more with twice the tokens and some sampling; a text still cut off is closed
+        (`close_text`) and noted.
+        """
         constraint = state_constraint(self.program, previous) if self.constrained else None
-        failure, cut = "", ""
+        failure = ""
+        cut: tuple[str, Generation] | None = None
         for attempt in range(2):
             temperature = self.temperature if attempt == 0 else max(self.temperature, 0.7)
             max_tokens = self.max_state_tokens * (1 + attempt)
@@ -286,7 +302,7 @@ class NeuralDebugger:
             self.prefill_log.append(gen.prefilled)
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=False)
             if gen.finish_reason == "length":
-                failure, cut = f"the predicted state did not end within {max_tokens} tokens", text
+                failure, cut = f"the predicted state did not end within {max_tokens} tokens", (text, gen)
                 continue
             try:
                 state = lang.parse_state(text, previous, self.program)
@@ -294,20 +310,15 @@ class NeuralDebugger:
                 failure = f"the predicted state does not parse: {exc}"
                 continue
             return StateRecord(state=state, ids=list(gen.token_ids) + [self.stop_id], generation=gen, text=text)
-        closed = close_text(cut, constraint) if cut and constraint is not None else None
-        if closed is not None:
+        closed = close_text(cut[0], constraint) if cut is not None and constraint is not None else None
+        if closed is not None and cut is not None:
             try:
                 state = lang.parse_state(closed, previous, self.program)
             except lang.ParseError:
-                pass
-            else:
-                note = f"{failure}; the prediction was cut there and closed"
-                return StateRecord(state=state, ids=self._encode(closed + lang.STOP_TOKEN), generation=gen, text=closed, note=note)
-        stay = previous.model_copy(deep=True)
-        if not stay.finished:
-            stay.reason = StopReason.STEP
-        stay.return_value, stay.exception, stay.stdout = None, None, ""
-        return StateRecord(state=stay, ids=self._encode(lang.render_state(stay, previous)), note=f"{failure}; staying at the previous stop")
+                return failure
+            note = f"{failure}; the prediction was cut there and closed"
+            return StateRecord(state=state, ids=self._encode(closed + lang.STOP_TOKEN), generation=cut[1], text=closed, note=note)
+        return failure
 
     def _predict_inverse(self, kind: ActionKind) -> State:
         """The state before the start of the history, predicted from the inverse chain (late state, then earlier ones)."""
@@ -320,28 +331,14 @@ class NeuralDebugger:
         if len(prompt) + self.max_state_tokens > self.max_model_len:
             chain = [first]
             prompt = self._encode(lang.render_prompt(self.program, self._breakpoints, chain, action))
-        record = self._generate_record(prompt, first)
+        record = self._generate_state(prompt, first)
+        if not isinstance(record, StateRecord):
+            raise SessionError(f"cannot step back further: the model's prediction of the earlier stop is not a state ({record})")
         chain.append(Step(action=action, state=record.state))
         self._inverse = chain
         record.ids = self._encode(lang.render_state(record.state, None))
         self._records, self._actions, self._window = [record], [], 0
         return record.state
-
-    def _generate_record(self, prompt: list[int], previous: State) -> StateRecord:
-        constraint = state_constraint(self.program, previous) if self.constrained else None
-        try:
-            gen = self.backend.generate(prompt, max_tokens=self.max_state_tokens, temperature=self.temperature, stop_ids=[self.stop_id], constraint=constraint)
-        except BackendError as exc:
-            raise SessionError(f"the model backend failed: {exc}") from None
-        self.prefill_log.append(gen.prefilled)
-        text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=False)
-        try:
-            if gen.finish_reason == "length":
-                raise lang.ParseError("the predicted state did not end")
-            state = lang.parse_state(text, previous, self.program)
-        except lang.ParseError as exc:
-            raise SessionError(f"cannot step back further: the model's prediction of the earlier stop is not a state ({exc})") from None
-        return StateRecord(state=state, ids=list(gen.token_ids) + [self.stop_id], generation=gen, text=text)
 
     # --------------------------------------------------------------- prompt
 

@@ -1,0 +1,76 @@
+"""Constrained decoding: real recorded states always satisfy their constraint; cut-off text can be closed."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from model import language as lang
+from model.constraints import RegexConstraint, StateConstraint, close_text, state_constraint
+from protocol.debugger import Action, ActionKind
+
+PROGRAM = """\
+def check(v):
+    if v < 0:
+        raise ValueError("neg")
+    return v * 2
+
+def run(items):
+    out = []
+    for it in items:
+        try:
+            out.append(check(it))
+        except ValueError:
+            out.append(0)
+    return out
+
+res = run([1, -1])
+print(res)
+"""
+
+
+def test_regex_constraint_prefixes() -> None:
+    c = RegexConstraint(r'(12|13) \{("[a-z]+": "[^"]*")?\}')
+    assert c.allows("") and c.allows("1") and c.allows('12 {"ab": "x')
+    assert not c.allows("14") and not c.allows("12 {x")
+    assert c.complete('13 {"a": ""}') and not c.complete("13 {")
+
+
+@pytest.fixture(scope="module")
+def recorded_states() -> list:
+    fast = pytest.importorskip("tracegen.fast")
+    trace = fast.record_program(PROGRAM)
+    return fast.replay(trace, [Action(kind=ActionKind.STEP_INTO)] * 60, [])
+
+
+def test_every_true_state_satisfies_its_constraint(recorded_states: list) -> None:
+    assert recorded_states[-1].finished, "the script should reach the end"
+    for previous, state in zip(recorded_states, recorded_states[1:]):
+        text = lang.render_state(state, previous)
+        assert text.endswith(lang.STATE_END)
+        body = text[: -len(lang.STATE_END)]
+        constraint = state_constraint(PROGRAM, previous)
+        assert constraint.complete(body), body
+        for cut in range(0, len(body), 7):
+            assert constraint.allows(body[:cut]), body[:cut]
+        assert lang.parse_state(body, previous, PROGRAM) == lang.canonical_state(state, PROGRAM)
+
+
+def test_constraint_rejects_impossible_states(recorded_states: list) -> None:
+    previous = recorded_states[3]
+    constraint = StateConstraint(PROGRAM, previous)
+    assert not constraint.allows(f"{lang.REASON_STEP}{lang.CALL_SEP}<module>{lang.LINE_SEP}5{{")  # line 5 is blank
+    assert not constraint.allows(f"{lang.REASON_STEP}{lang.CALL_SEP}nosuchfunction")
+    assert not constraint.allows(f'{lang.REASON_STEP}{lang.CALL_SEP}<module>{lang.LINE_SEP}15{{"x":3')  # values are strings
+    assert constraint.regex.endswith(re.escape(lang.STATE_END))  # vLLM's pattern ends with the stop token
+
+
+def test_close_text_truncates_an_unfinished_value(recorded_states: list) -> None:
+    previous = recorded_states[5]
+    constraint = StateConstraint(PROGRAM, previous)
+    cut = f'{lang.REASON_STEP}{lang.CALL_SEP}<module>{lang.LINE_SEP}15{{"res":"[1, 2, 3'
+    assert constraint.allows(cut) and not constraint.complete(cut)
+    closed = close_text(cut, constraint)
+    assert closed is not None and closed.startswith(cut[:-3]) and constraint.complete(closed)
+    state = lang.parse_state(closed, previous, PROGRAM)
+    assert state.top is not None and state.top.line == 15
