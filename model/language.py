@@ -116,7 +116,8 @@ _TOKEN_TO_REASON = {v: k for k, v in REASON_TOKENS.items()}
 _TOKEN_TO_ENDING: dict[str, Ending | None] = {v: k for k, v in ENDING_TOKENS.items()} | {EXITED: None}
 _SPLIT_RE = re.compile("(" + "|".join(re.escape(t) for t in SPECIAL_TOKENS) + ")")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
-_NAME_FORBIDDEN = re.compile(r'["{}|\s]')
+NAME_FORBIDDEN_RE = re.compile(r'["{}|\s]')  # characters a frame, return or exception name may not contain
+_NAME_FORBIDDEN = NAME_FORBIDDEN_RE
 
 
 class ParseError(ValueError):

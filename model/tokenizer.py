@@ -11,11 +11,11 @@ Decode with ``skip_special_tokens=False``: the structure of a state is in its sp
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from model.language import BOS, EOS, PAD, SPECIAL_TOKENS, STATE_END, Segment
+from model.language import _SPLIT_RE, BOS, EOS, PAD, SPECIAL_TOKENS, STATE_END, Segment
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 DEFAULT_VOCAB_SIZE = 4096
 TOKENIZER_FILE = "tokenizer.json"
 CONFIG_FILE = "tokenizer_config.json"
+_SPECIAL_SET = frozenset(SPECIAL_TOKENS)
 
 
 class Encoder(Protocol):
@@ -31,15 +32,32 @@ class Encoder(Protocol):
     def encode(self, text: str, *args: object, **kwargs: object) -> object: ...
 
 
+# Pre-tokens: ``<module>``-style names whole, identifiers with underscores whole (an optional
+# leading space), runs of punctuation, whitespace; digits are split one per pre-token before this.
+PRETOKEN_PATTERN = r"<[a-z]+>| ?[\p{L}_][\p{L}\p{N}_]*| ?[^\s\p{L}\p{N}_]+(?: \z)?|\s+(?!\S)|\s+"
+
+
 def _blank_tokenizer() -> "Tokenizer":
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 
     tok = Tokenizer(models.BPE(unk_token=None, byte_fallback=False))
     tok.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Digits(individual_digits=True), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)]
+        [
+            pre_tokenizers.Digits(individual_digits=True),
+            pre_tokenizers.Split(Regex(PRETOKEN_PATTERN), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
     )
     tok.decoder = decoders.ByteLevel()
     return tok
+
+
+def _plain_pieces(texts: Iterable[str]) -> Iterator[str]:
+    """The text between special tokens: BPE merges must never reach into a special token."""
+    for text in texts:
+        for piece in _SPLIT_RE.split(text):
+            if piece and piece not in _SPECIAL_SET:
+                yield piece
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = DEFAULT_VOCAB_SIZE) -> "Tokenizer":
@@ -57,7 +75,7 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = DEFAULT_VOCAB_SIZE) 
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
-    tok.train_from_iterator(texts, trainer=trainer)
+    tok.train_from_iterator(_plain_pieces(texts), trainer=trainer)
     tok.add_special_tokens(specials)
     return tok
 
