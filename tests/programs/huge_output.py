@@ -1,0 +1,3 @@
+line = "y" * 1000
+while True:
+    print(line)

@@ -1,0 +1,4 @@
+import model
+import protocol
+name = model.VALUE
+print(name, hasattr(protocol, "State"))

@@ -1,0 +1,1 @@
+VALUE = "the user's own model.py"
