@@ -165,3 +165,15 @@ def test_program_from_path(tiny_checkpoint: Path, tmp_path: Path) -> None:
     assert session.program == PROGRAM and session.start().top.line == 1
     with pytest.raises(SessionError, match="cannot read"):
         NeuralDebugger.from_checkpoint(tiny_checkpoint, path=str(tmp_path / "missing.py"))
+
+
+def test_checkpoint_paths(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    from model.paths import DEFAULT_CHECKPOINT, REPO_ROOT, CheckpointNotFound, resolve_checkpoint
+
+    assert DEFAULT_CHECKPOINT == REPO_ROOT / "checkpoints" / "default" and (REPO_ROOT / "model" / "paths.py").is_file()
+    assert resolve_checkpoint(str(tiny_checkpoint)) == tiny_checkpoint
+    assert resolve_checkpoint(tiny_checkpoint.name, cwd=tiny_checkpoint.parent) == tiny_checkpoint
+    with pytest.raises(CheckpointNotFound, match="no config.json"):
+        resolve_checkpoint(tmp_path)
+    with pytest.raises(CheckpointNotFound, match="not found"):
+        resolve_checkpoint(tmp_path / "missing")

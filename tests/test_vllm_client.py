@@ -5,6 +5,7 @@ prompt tokens). A live test runs only when NEURAL_DEBUGGER_VLLM_URL points at a 
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import socket
@@ -12,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -181,3 +183,34 @@ def test_live_server() -> None:
     gen = client.generate([1, 2, 3, 4], max_tokens=8, temperature=0.0, stop_ids=[], constraint=constraint)
     assert gen.token_ids and len(gen.logprobs) == len(gen.token_ids)
     assert constraint.allows(gen.text)
+
+
+# ---- serve-model (the command that starts `vllm serve`) -----------------------------------------
+
+def _cli(*args: str) -> "subprocess.CompletedProcess[str]":
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "neural_debugger_cli", "serve-model", *args], capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
+
+
+def test_serve_model_dry_run_prints_the_vllm_command(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"max_position_embeddings": 4096}))
+    result = _cli(str(tmp_path), "--dry-run", "--port", "9001", "--served-model-name", "nd")
+    assert result.returncode == 0, result.stderr
+    words = result.stdout.split()
+    i = words.index("serve")
+    assert words[i + 1] == str(tmp_path)
+    flags = " ".join(words[i + 2 :])
+    for expected in ["--served-model-name nd", "--dtype bfloat16", "--generation-config vllm", "--max-model-len 4096", "--port 9001", "--enable-prompt-tokens-details"]:
+        assert expected in flags
+    assert "--no-enable-prefix-caching" not in flags  # prefix caching stays on (vLLM V1 default)
+
+
+def test_serve_model_explains_missing_vllm_and_bad_folders(tmp_path: Path) -> None:
+    bad = _cli(str(tmp_path / "nowhere"))
+    assert bad.returncode == 2 and "not a checkpoint folder" in bad.stderr
+    (tmp_path / "config.json").write_text("{}")
+    if importlib.util.find_spec("vllm") is None:
+        result = _cli(str(tmp_path))
+        assert result.returncode == 1 and "pip install '.[gpu]'" in result.stderr and "Traceback" not in result.stderr
