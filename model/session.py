@@ -205,6 +205,13 @@ class NeuralDebugger:
         self._records.append(record)
         return record.state
 
+    def append(self, action: Action, state: State) -> State:
+        """Record a known state as the result of `action` without predicting it (teacher forcing, replays)."""
+        previous = self._current_record().state
+        self._actions.append(action)
+        self._records.append(StateRecord(state=state, ids=self._encode(lang.render_state(state, previous))))
+        return state
+
     def step_back(self) -> State:
         """Undo the last step exactly; at the start of the history, predict the state before with an inverse action."""
         self._current_record()
