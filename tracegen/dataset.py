@@ -40,7 +40,7 @@ from tracegen.sources import ProgramSpec, WeightedSources, parse_sources
 from tracegen.synth.filter import FilterPolicy, rejection, same_run
 
 FORMAT_VERSION = 1
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"  # bump when generated programs change: an old dataset folder is then not resumed
 
 
 @dataclass(frozen=True)

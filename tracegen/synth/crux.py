@@ -611,6 +611,8 @@ def _acc_update(env: Env, acc: str, focus: str) -> list[str]:
         elem_type = I if typ == LI else S
         if ftype == elem_type and r.random() < 0.5:
             value = focus
+        elif elem_type == S and ftype == I:  # no str producer reads an int: convert the element itself
+            value = r.choice([f"str({focus})", f"str({focus} * 2)", f"'x' * {focus}"])
         else:
             value = expr(env, elem_type, prefer=focus) or focus
         if r.random() < 0.75:
@@ -619,7 +621,10 @@ def _acc_update(env: Env, acc: str, focus: str) -> list[str]:
         env.use("list", "insert")
         return [f"{acc}.insert(0, {value})"]
     if typ == S:
-        value = focus if ftype == S and r.random() < 0.5 else (expr(env, S, prefer=focus) or f"str({focus})")
+        if ftype == I:
+            value = r.choice([f"str({focus})", f"str({focus} % 10)"])
+        else:
+            value = focus if r.random() < 0.5 else (expr(env, S, prefer=focus) or f"str({focus})")
         return [r.choice([f"{acc} += {value}", f"{acc} = {value} + {acc}"])]
     if typ == I:
         if ftype == I:
