@@ -38,6 +38,7 @@ MAXSTRING_OUTER = 2**16
 MAXSTRING_INNER = 128
 IMMUTABLE_ATOMS = (int, float, complex, str, bytes, bool, type(None), range)
 FLUSH_EVERY = 2000
+CO_NEWLOCALS = 0x0002
 
 
 # --------------------------------------------------------------------------------------------
@@ -326,7 +327,7 @@ class Tracer:
         self.file_ids: dict[str, int] = {}
         self.frame_ids: dict[int, int] = {}  # id(frame) -> fid (frames are kept alive in live_frames)
         self.live_frames: dict[int, types.FrameType] = {}
-        self.frame_cache: dict[int, tuple] = {}  # fid -> (keys, ids, immutable, lid)
+        self.frame_cache: dict[int, tuple] = {}  # fid -> (keys, ids, immutable, lid, f_lasti)
         self.locals_ids: dict[str, int] = {}
         self.routine_types: dict[type, bool] = {}
         self.repr_cache: dict[tuple, str] = {}
@@ -416,6 +417,7 @@ class Tracer:
         ids = tuple(id(v) for _, v in items)
         cached = self.frame_cache.get(fid)
         if cached is not None and cached[0] == keys and cached[1] == ids and cached[2]:
+            self.frame_cache[fid] = (keys, ids, True, cached[3], frame.f_lasti)
             return cached[3]
         immutable = all(is_immutable(v) for _, v in items)
         shown = {name: self.value_repr(v) for name, v in sorted(items, key=lambda kv: kv[0])}
@@ -424,16 +426,28 @@ class Tracer:
         if lid is None:
             lid = self.locals_ids[text] = len(self.locals_ids)
             self.emit(["L", lid, shown])
-        self.frame_cache[fid] = (keys, ids, immutable, lid)
+        self.frame_cache[fid] = (keys, ids, immutable, lid, frame.f_lasti)
         return lid
 
     def stack(self, frame: types.FrameType | None) -> list[list[int]]:
         """``[[fid, line, lid], ...]`` for the user frames from ``frame`` outwards."""
         out = []
+        top = True
+        cache = self.frame_cache
         while frame is not None:
             fid = self.frame_ids.get(id(frame))
             if fid is not None and self.live_frames.get(fid) is frame:
-                out.append([fid, frame.f_lineno or 0, self.locals_id(fid, frame)])
+                cached = None if top else cache.get(fid)
+                code = frame.f_code
+                if (cached is not None and cached[2] and cached[4] == frame.f_lasti
+                        and code.co_flags & CO_NEWLOCALS and not code.co_cellvars):
+                    # a waiting function frame that ran no bytecode since its snapshot and holds only
+                    # immutable values, with no cells a callee could rebind: its locals are unchanged
+                    lid = cached[3]
+                else:
+                    lid = self.locals_id(fid, frame)
+                out.append([fid, frame.f_lineno or 0, lid])
+                top = False
             frame = frame.f_back
         return out
 
@@ -473,7 +487,7 @@ class Tracer:
         if self.n_events > self.max_events:
             self.limit_hit = True
             raise EventLimit()
-        out = self.stdout.take()
+        out = self.stdout.take() if self.stdout.parts else ""
         rec = [kind, fid, frame.f_lineno or 0, None if stack_from is None else self.stack(stack_from), out]
         if extra is not None:
             rec.append(extra)
