@@ -26,3 +26,30 @@ demo: setup
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# --- adapter: JavaScript test client and the VS Code extension package ---------------------------
+.PHONY: js-deps vsix
+JS_STAMP := tests/js/node_modules/.installed
+VSCE := .cache/vsce/node_modules/.bin/vsce
+
+js-deps: $(JS_STAMP)
+
+$(JS_STAMP): tests/js/package.json tests/js/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd tests/js && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the DebugClient tests will be skipped"; fi
+
+$(VSCE):
+	mkdir -p .cache/vsce && cd .cache/vsce && npm install --no-audit --no-fund --loglevel=error @vscode/vsce@3
+
+vsix: $(VSCE)
+	mkdir -p build
+	cd editors/vscode && ../../$(VSCE) package --no-dependencies --allow-missing-repository -o ../../build/neural-debugger.vsix
+
+# Parity goldens: record the corpus under real debugpy (slow: a few stops/s; resumable).
+.PHONY: golden bench-tracegen
+golden: setup
+	nice -n 10 $(BIN)/python -m tests.regen_golden
+
+bench-tracegen: setup
+	nice -n 10 $(BIN)/python bench/bench_tracegen.py

@@ -497,7 +497,8 @@ class DapHandler:
             self.emit("exited", {"exitCode": state.exit_code if state.exit_code is not None else 0})
             self.emit("terminated")
             return
-        self._confidence_notes(run)
+        if not replay:
+            self._confidence_notes(run)
         body: dict[str, Any] = {"reason": reason or state.reason.value, "threadId": THREAD_ID, "allThreadsStopped": True}
         if state.reason is StopReason.EXCEPTION and state.exception is not None:
             body["description"] = f"Exception: {state.exception.type}"
@@ -505,6 +506,9 @@ class DapHandler:
         self.emit("stopped", body)
 
     def _confidence_notes(self, run: _Run) -> None:
+        remark = getattr(run.session, "note", None)
+        if isinstance(remark, str) and remark:
+            self.note(f"neural debugger: {remark}")
         try:
             scores = run.session.confidence()
         except Exception:  # noqa: BLE001 - a missing score is no reason to fail a step

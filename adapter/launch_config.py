@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from model.session_api import DebugSession
+from model.session_api import DebugSession, SessionError
 from protocol.dap import NeuralLaunchArguments
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -145,7 +145,10 @@ def open_session(config: LaunchConfig, program: Program) -> DebugSession:
             from model.oracle import OracleDebugger
         except ImportError as exc:
             raise LaunchError(f"the oracle backend is not available in this installation: {exc}") from None
-        return OracleDebugger(program.source, path=str(program.path))
+        try:
+            return OracleDebugger(program.source, path=str(program.path), args=list(config.args))
+        except SessionError as exc:
+            raise LaunchError(f"the oracle could not record {program.path}: {exc}") from None
     if config.backend == "vllm":
         if not config.vllm_url:
             raise LaunchError('backend "vllm" needs "vllmUrl" (e.g. http://127.0.0.1:8000)')
@@ -156,11 +159,14 @@ def open_session(config: LaunchConfig, program: Program) -> DebugSession:
     except ImportError as exc:
         raise LaunchError(f"the {config.backend} backend is not available in this installation: {exc}") from None
 
-    return NeuralDebugger.from_checkpoint(
-        str(checkpoint),
-        program.source,
-        path=str(program.path),
-        backend=config.backend,
-        vllm_url=config.vllm_url,
-        temperature=config.temperature,
-    )
+    try:
+        return NeuralDebugger.from_checkpoint(
+            str(checkpoint),
+            program.source,
+            path=str(program.path),
+            backend=config.backend,
+            vllm_url=config.vllm_url,
+            temperature=config.temperature,
+        )
+    except SessionError as exc:
+        raise LaunchError(f"cannot load the model in {checkpoint}: {exc}") from None

@@ -24,7 +24,9 @@ Message = dict[str, Any]
 
 
 def adapter_command(*extra: str) -> list[str]:
-    """How to start the adapter: the installed entry point when present, else the CLI module."""
+    """How to start the adapter: $NEURAL_DEBUGGER_CMD, else the installed entry point, else the CLI module."""
+    if os.environ.get("NEURAL_DEBUGGER_CMD"):
+        return [os.environ["NEURAL_DEBUGGER_CMD"], "dap", *extra]
     script = Path(sys.executable).parent / "neural-debugger"
     if script.exists():
         return [str(script), "dap", *extra]

@@ -1,0 +1,36 @@
+"""Microsoft's DebugClient (@vscode/debugadapter-testsupport, Node) drives `neural-debugger dap` on stdio.
+
+The scenarios live in tests/js/adapter.test.js (entry stop, breakpoint hit, next, stepIn, stepOut,
+stepBack, variables, evaluate, continue to the end, disconnect) and run against the oracle backend,
+so every expected value is exact. `make js-deps` installs the Node test package.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.dap_client import adapter_command
+
+JS_DIR = Path(__file__).resolve().parent / "js"
+
+
+def test_debugclient_scenarios():
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the DebugClient tests need Node 18+")
+    pytest.importorskip("model.oracle", reason="the oracle backend (model/oracle.py) is not in this checkout yet")
+    if not (JS_DIR / "node_modules" / "@vscode" / "debugadapter-testsupport").is_dir():
+        pytest.fail("the DebugClient package is not installed: run `make js-deps` (npm ci in tests/js)")
+    command = adapter_command()
+    if len(command) != 2:  # DebugClient runs "<runtime> <one argument>"
+        pytest.fail(f"the neural-debugger entry point is not installed next to {command[0]}: run `make setup`")
+    env = dict(os.environ, NEURAL_DEBUGGER_CMD=command[0], NEURAL_BACKEND="oracle")
+    result = subprocess.run([node, "--test", str(JS_DIR / "adapter.test.js")], cwd=JS_DIR, env=env,
+                            capture_output=True, text=True, timeout=240)
+    summary = [line for line in result.stdout.splitlines() if line.startswith(("ok ", "not ok ", "# pass", "# fail"))]
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
+    assert "# pass 4" in summary and "# fail 0" in summary, summary
