@@ -11,7 +11,9 @@ the entry (every line the program runs and every return to a caller). From a cha
 - ``inv_step_into``: the previous chain state (the one ``stepIn`` came from);
 - ``inv_step_over``: the latest earlier chain state from which ``next`` lands on this one;
 - ``inv_step_call``: the first stop inside the current function's frame (its first body line),
-  where the arguments are visible: the state CruxEval-I asks to predict from a later one.
+  where the arguments are visible: the state CruxEval-I asks to predict from a later one. On the
+  calling line just after a return (return value shown), it is the first stop of the call that
+  returned: from ``result = f(...)`` with ``(return) f`` to f's arguments.
 An inverse action with no answer (e.g. ``inv_step_call`` at module level) is not available.
 """
 from __future__ import annotations
@@ -134,12 +136,26 @@ class InverseChain:
 
     def _inv_call(self, k: int) -> int | None:
         stack = self._stack(k)
-        if not stack or self.trace.frames[stack[0]].parent is None:
+        if not stack:
             return None
         fid = stack[0]
+        returned = self._returned_frame(k)
+        if returned is not None:  # just back on the calling line: the call that returned (CruxEval-I)
+            fid, stack = returned, (returned,) + stack
+        elif self.trace.frames[fid].parent is None:
+            return None
         j = k
         while j > 0 and fid in self._stack(j - 1):
             j -= 1
         while j < k and self._stack(j)[0] != fid:
             j += 1
         return j if j < k else None
+
+    def _returned_frame(self, k: int) -> int | None:
+        """The frame that just returned to chain state ``k`` (on the calling line, return value shown), else None."""
+        if k == 0 or self.states[k].return_value is None:
+            return None
+        before, now = self._stack(k - 1), self._stack(k)
+        if len(before) == len(now) + 1 and before[1:] == now:
+            return before[0]
+        return None
