@@ -308,7 +308,7 @@ class NeuralDebugger:
                 raise SessionError(f"the model backend failed: {exc}") from None
             self.prefill_log.append(gen.prefilled)
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=False)
-            if gen.finish_reason == "length":
+            if gen.finish_reason in ("length", "error"):  # out of tokens, or no allowed token left
                 failure, cut = f"the predicted state did not end within {max_tokens} tokens", (text, gen)
                 continue
             try:

@@ -22,16 +22,16 @@ def _tokenizer_corpus() -> list[str]:
     """Rendered traces of the tiny programs when the language and recorder exist, else the sources."""
     texts = list(TINY_PROGRAMS)
     try:
-        from model.language import render_trajectory  # type: ignore[attr-defined]
+        from model.language import render_text, render_trajectory
         from tracegen.fast import record_program, replay
         from protocol.debugger import Action, ActionKind, Step, Trajectory
 
         for source in TINY_PROGRAMS:
-            trace = record_program(source, path="tiny.py")
+            trace = record_program(source)
             actions = [Action(kind=ActionKind.STEP_INTO)] * 12
             states = replay(trace, actions, [])
             steps = [Step(action=a, state=s) for a, s in zip(actions, states[1:])]
-            texts.append(render_trajectory(Trajectory(program=source, initial=states[0], steps=steps)))
+            texts.append(render_text(render_trajectory(Trajectory(program=source, initial=states[0], steps=steps))))
     except Exception:  # noqa: BLE001 - the corpus only shapes the vocabulary
         pass
     return texts

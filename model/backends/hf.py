@@ -10,6 +10,7 @@ masking every disallowed id. torch and transformers are imported lazily.
 """
 from __future__ import annotations
 
+import codecs
 import inspect
 import math
 from collections.abc import Sequence
@@ -58,21 +59,14 @@ def token_bytes_table(tokenizer: Any, size: int) -> list[bytes | None]:
 
 
 def split_utf8(data: bytes) -> tuple[str, bytes] | None:
-    """(text, incomplete tail) of `data`: the tail is the start of one multi-byte character; None if not UTF-8."""
-    for cut in range(4):
-        head, tail = data[: len(data) - cut], data[len(data) - cut :]
-        try:
-            text = head.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
-        if not tail:
-            return text, b""
-        lead = tail[0]
-        need = 2 if 0xC2 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF else 4 if 0xF0 <= lead <= 0xF4 else 0
-        if need > len(tail) and all(0x80 <= b <= 0xBF for b in tail[1:]):
-            return text, tail
+    """(text, incomplete tail) of `data`: the tail can still become one character; None if `data` is not UTF-8."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        text = decoder.decode(data, final=False)
+    except UnicodeDecodeError:
         return None
-    return None
+    tail = decoder.getstate()[0]
+    return text, tail
 
 
 def decode_prefix(data: bytes) -> str:
