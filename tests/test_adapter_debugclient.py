@@ -24,7 +24,12 @@ def test_debugclient_scenarios():
         pytest.skip("node is not installed: the DebugClient tests need Node 18+")
     pytest.importorskip("model.oracle", reason="the oracle backend (model/oracle.py) is not in this checkout yet")
     if not (JS_DIR / "node_modules" / "@vscode" / "debugadapter-testsupport").is_dir():
-        pytest.fail("the DebugClient package is not installed: run `make js-deps` (npm ci in tests/js)")
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("the DebugClient package is not installed and npm is missing: run `make js-deps`")
+        installed = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=JS_DIR,
+                                   capture_output=True, text=True, timeout=300)
+        assert installed.returncode == 0, f"npm ci in tests/js failed (run `make js-deps`):\n{installed.stderr[-2000:]}"
     command = adapter_command()
     if len(command) != 2:  # DebugClient runs "<runtime> <one argument>"
         pytest.fail(f"the neural-debugger entry point is not installed next to {command[0]}: run `make setup`")
