@@ -13,7 +13,9 @@ runs when none is left), with that line's text as the action's ``source``. A tra
 
 Inverse trajectories (a ``inverse_fraction`` share of the ``n``): start at a random state of the
 later half of the step-into chain and walk back with inverse actions chosen uniformly among the
-available ones (`tracegen.trees.InverseChain`), until the entry or ``max_steps``.
+available ones (`tracegen.trees.InverseChain`), until the entry or ``max_steps``. Half of them
+(``RETURN_START_FRACTION``) start on a calling line just after a return, where ``inv_step_call``
+predicts the arguments of the call that returned: CruxEval-I's posing.
 
 Every state is normalized (memory addresses as `` at 0x?``). `Trajectory.meta` records the policy,
 the seed-independent trajectory number and the start index. Deterministic for a given ``rng`` state.
@@ -37,6 +39,8 @@ MIXED_POLICY: dict[ActionKind, float] = {
 }
 STEPS_POLICY: dict[ActionKind, float] = {ActionKind.STEP_INTO: 0.5, ActionKind.STEP_OVER: 0.5}
 POLICIES: dict[str, dict[ActionKind, float]] = {"mixed": MIXED_POLICY, "steps": STEPS_POLICY}
+# Share of inverse trajectories that start on a calling line just after a return (CruxEval-I's posing).
+RETURN_START_FRACTION = 0.5
 
 
 def sample_trajectories(
@@ -103,7 +107,11 @@ def sample_inverse(trace: ProgramTrace, chain: InverseChain, rng: random.Random,
         last -= 1
     if last < 1:
         return None
-    start = rng.randint(max(1, last // 2), last)
+    returns = [k for k in range(1, last + 1) if chain.returned_frame(k) is not None]
+    if returns and rng.random() < RETURN_START_FRACTION:
+        start = rng.choice(returns)  # on a calling line just after a return: inv_step_call predicts the arguments
+    else:
+        start = rng.randint(max(1, last // 2), last)
     k = start
     steps: list[Step] = []
     while k > 0 and len(steps) < max_steps:

@@ -139,7 +139,7 @@ class InverseChain:
         if not stack:
             return None
         fid = stack[0]
-        returned = self._returned_frame(k)
+        returned = self.returned_frame(k)
         if returned is not None:  # just back on the calling line: the call that returned (CruxEval-I)
             fid, stack = returned, (returned,) + stack
         elif self.trace.frames[fid].parent is None:
@@ -151,7 +151,7 @@ class InverseChain:
             j += 1
         return j if j < k else None
 
-    def _returned_frame(self, k: int) -> int | None:
+    def returned_frame(self, k: int) -> int | None:
         """The frame that just returned to chain state ``k`` (on the calling line, return value shown), else None."""
         if k == 0 or self.states[k].return_value is None:
             return None
