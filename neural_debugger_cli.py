@@ -1,14 +1,12 @@
 """The `neural-debugger` command.
 
-Each package owns its own typer app in its `cli.py`; this module only mounts them, lazily, so
-`neural-debugger dap` does not pay for importing torch or the training code.
+Each package owns its own typer app in its `cli.py`; this module only dispatches to them, lazily,
+so `neural-debugger dap` does not pay for importing torch or the training code.
 """
 from __future__ import annotations
 
 import importlib
-
-import click
-import typer
+import sys
 
 # command name -> ("module:attribute" of a typer.Typer, one-line help shown by --help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -19,50 +17,41 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("train.cli:app", "Train or fine-tune a neural debugger model."),
     "eval": ("train.eval_cli:app", "Evaluate a model: CruxEval and next-state fidelity."),
 }
+PROG = "neural-debugger"
 
 
-class LazyGroup(click.Group):
-    """A click group whose subcommands are imported only when invoked."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS:
-            return None
-        target, help_text = COMMANDS[cmd_name]
-        if ctx.resilient_parsing or "--help" in ctx.args:
-            pass
-        module_name, _, attr = target.partition(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and module_name.startswith(exc.name.split(".")[0]):
-                return click.Command(cmd_name, help=f"{help_text} (not available: {exc})", callback=_unavailable(cmd_name, exc))
-            raise
-        command = typer.main.get_command(getattr(module, attr))
-        command.name = cmd_name
-        if not command.help:
-            command.help = help_text
-        return command
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        with formatter.section("Commands"):
-            formatter.write_dl([(name, help_text) for name, (_, help_text) in COMMANDS.items()])
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [
+        f"Usage: {PROG} COMMAND [ARGS]...",
+        "",
+        "  Step through Python without running it: a debugger whose every stop is predicted",
+        "  by a language model.",
+        "",
+        "Commands:",
+    ]
+    lines += [f"  {name.ljust(width)}  {help_text}" for name, (_, help_text) in COMMANDS.items()]
+    lines += ["", f"Run `{PROG} COMMAND --help` for a command's options."]
+    return "\n".join(lines)
 
 
-def _unavailable(name: str, exc: Exception):  # noqa: ANN202
-    def callback() -> None:
-        raise click.ClickException(f"`{name}` is not available in this installation: {exc}")
-
-    return callback
-
-
-cli = LazyGroup(name="neural-debugger", help="Step through Python without running it: a debugger whose every stop is predicted by a language model.")
-
-
-def main() -> None:
-    cli()
+def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        print(usage())
+        raise SystemExit(0 if args else 2)
+    name, rest = args[0], args[1:]
+    if name not in COMMANDS:
+        print(f"{PROG}: unknown command {name!r}\n\n{usage()}", file=sys.stderr)
+        raise SystemExit(2)
+    module_name, _, attr = COMMANDS[name][0].partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        print(f"{PROG} {name}: not available in this installation ({exc})", file=sys.stderr)
+        raise SystemExit(1) from None
+    app = getattr(module, attr)
+    app(args=rest, prog_name=f"{PROG} {name}")
 
 
 if __name__ == "__main__":
