@@ -501,8 +501,9 @@ class Tracer:
             fid = self.fid_of(frame, lib=False)
             self.record("c", fid, frame, None)
             return self.local_trace
-        if code.co_filename == self.runner_file or code.co_filename == __file__:
-            return None
+        filename = code.co_filename
+        if filename == self.runner_file or filename == __file__ or filename.startswith("<"):
+            return None  # our own frames; frozen/generated code (importlib) that pydevd never traces
         back = frame.f_back
         if back is not None and self.is_user(back.f_code):
             fid = self.fid_of(frame, lib=True)
