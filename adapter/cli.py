@@ -49,4 +49,4 @@ def dap(
         pass
     except OSError as exc:
         print(f"neural-debugger dap: {exc}", file=sys.stderr)
-        raise typer.Exit(1) from None
+        raise SystemExit(1) from None

@@ -80,7 +80,7 @@ def demo(
         session, kind = _open_predicted(loaded, model, console)
     except (ValueError, LaunchError) as exc:
         console.print(f"[red]demo: {exc}[/]")
-        raise typer.Exit(2) from None
+        raise SystemExit(2) from None
     from tracegen.debugpy_recorder import DebugpySession
 
     summary = ComparisonSummary()
