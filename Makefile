@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-test: setup
+test: setup js-deps
 	$(BIN)/python -m pytest
 
 test-all: setup
@@ -53,3 +53,11 @@ golden: setup
 
 bench-tracegen: setup
 	nice -n 10 $(BIN)/python bench/bench_tracegen.py
+
+# --- e2e: the neural debugger in a real VS Code (code-server + headless Chromium); see docs/e2e.md ---
+# Tools are cached in .cache/e2e (Node 24, code-server, playwright-core); Debian's chromium and
+# libkrb5-dev are apt-get installed when missing. E2E_ARGS: e.g. --keep, --docs-screenshot, --model off.
+.PHONY: e2e
+e2e: setup vsix
+	sh e2e/install.sh
+	nice -n 10 $(BIN)/python -m e2e.run $(E2E_ARGS)
