@@ -2,11 +2,11 @@
 
 Records N synthetic programs with the fast recorder, walks each with a random action policy
 (step_into / step_over / step_return / continue with two session breakpoints / run to a line),
-renders the trajectories, trains the byte-level BPE at several vocabulary sizes on half of the
-programs, and reports on the other half: bytes per token, tokens per state (mean, p50, p90) with
-delta encoding (the format) and with every state written in full, and tokens per program header.
+renders the trajectories, trains the byte-level BPE at several vocabulary sizes on the
+programs after the first `--held-out`, and reports on those held out: bytes per token, tokens
+per state (mean, p50, p90) with delta encoding (the format) and with every state written in full, and tokens per program header.
 
-    .venv/bin/python -m bench.language_tokens --programs 120 --out /tmp/lang-bench
+    .venv/bin/python -m bench.language_tokens --programs 900 --out /tmp/lang-bench
 """
 from __future__ import annotations
 
@@ -89,7 +89,8 @@ def main() -> None:
     from tracegen.synth import generate_program
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--programs", type=int, default=120)
+    parser.add_argument("--programs", type=int, default=300, help="programs recorded in all")
+    parser.add_argument("--held-out", type=int, default=100, help="of which measured (the rest train the tokenizer)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--vocab", type=int, nargs="+", default=[2048, 4096, 8192])
     parser.add_argument("--out", type=Path, default=None, help="also save each tokenizer and the numbers here")
@@ -100,13 +101,12 @@ def main() -> None:
         traj = random_trajectory(generate_program(rng).source, rng)
         if traj is not None and traj.steps:
             trajectories.append(traj)
-    half = len(trajectories) // 2
-    train, held_out = trajectories[:half], trajectories[half:]
+    held_out, train = trajectories[: args.held_out], trajectories[args.held_out :]
     corpus = [L.render_text(L.render_trajectory(t)) for t in train] + [t.program for t in train]
-    results = {"programs": len(trajectories), "held_out": len(held_out)}
+    results: dict[str, object] = {"programs": len(trajectories), "held_out": len(held_out), "train_programs": len(train)}
     for vocab in args.vocab:
         tok = T.train_tokenizer(corpus, vocab)
-        results[f"vocab_{vocab}"] = measure(held_out, tok)
+        results[f"vocab_{vocab}"] = {"actual_vocab": tok.get_vocab_size(), **measure(held_out, tok)}
         if args.out is not None:
             T.save_tokenizer(tok, args.out / f"tok{vocab}")
         print(vocab, json.dumps(results[f"vocab_{vocab}"]), flush=True)

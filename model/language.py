@@ -359,15 +359,15 @@ def next_window_start(
     reserve: int = 256,
 ) -> int:
     """The window start to use for the next prompt: `current_start` while the prompt plus `reserve`
-    generated tokens fits in `max_tokens`, else the latest start that leaves about half the budget
-    free (so the window, and the cached prefix, then stays put for a while).
+    generated tokens fits in `max_tokens`, else the earliest later start whose prompt fits in half
+    of that budget (so the window, and the cached prefix, then stays put for a while).
     """
     budget = max_tokens - reserve
     if count_tokens(render_window(program, breakpoints, history, action, current_start)) <= budget:
         return current_start
     last = len(history) - 1
     for start in range(last, current_start - 1, -1):
-        if count_tokens(render_window(program, breakpoints, history, action, start)) > budget // 2 + budget // 4:
+        if count_tokens(render_window(program, breakpoints, history, action, start)) > budget // 2:
             return min(start + 1, last)
     return last
 
@@ -377,7 +377,7 @@ def render_windows(traj: Trajectory, max_tokens: int, count_tokens: Callable[[st
 
     Every window is header + a full snapshot state (given) + (action, state) pairs; each step's
     state is predicted in exactly one window. A step too long for any window ends the trajectory
-    there (the remaining steps are dropped). Token counts of segments add up because segment
+    there (the remaining steps are dropped); a trajectory without steps gives no window. Token counts of segments add up because segment
     boundaries fall next to special tokens.
     """
     header = render_header(traj.program, traj.breakpoints)
@@ -385,7 +385,7 @@ def render_windows(traj: Trajectory, max_tokens: int, count_tokens: Callable[[st
     windows: list[list[Segment]] = []
     states = traj.states
     index = 0
-    while index < len(traj.steps) or (index == 0 and not windows):
+    while index < len(traj.steps):
         snapshot = states[index]
         first = render_state(snapshot, None)
         segments = [Segment(header, False), Segment(first, False)]
@@ -400,12 +400,10 @@ def render_windows(traj: Trajectory, max_tokens: int, count_tokens: Callable[[st
             segments += pieces
             used += cost
             taken += 1
-        if used > max_tokens or (taken == 0 and index < len(traj.steps)):
+        if taken == 0:  # nothing fits after this snapshot (or nothing is left): stop here
             break
         windows.append(segments)
         index += taken
-        if taken == 0:
-            break
     return windows
 
 
@@ -684,7 +682,7 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
         head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(LINE_SEP)}"
         stacks.append(f"{kept}{head}{line_re}{locals_any}(?:{new_frame})*")
         kept += f"{head}{frame.line}{locals_any}"
-    reasons = [REASON_STEP, REASON_BREAKPOINT, REASON_EXCEPTION] + ([REASON_ENTRY] if previous is None else [])
+    reasons = [REASON_STEP, REASON_BREAKPOINT, REASON_EXCEPTION, REASON_ENTRY]  # entry: the start, or an inverse step to it
     running = _alternation([re.escape(r) for r in reasons], "") + _alternation(stacks, "")
     endings = _alternation([re.escape(t) for t in (*ENDING_TOKENS.values(), EXITED)], "") + "(?:-?[0-9]+)?"
     tail = (

@@ -27,7 +27,7 @@ CORPUS = [
 def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, object, Path]:
     from transformers import AutoTokenizer
 
-    tok = T.train_tokenizer(CORPUS * 3, vocab_size=700)
+    tok = T.train_tokenizer(CORPUS, vocab_size=700)
     folder = T.save_tokenizer(tok, tmp_path_factory.mktemp("tok"))
     return tok, AutoTokenizer.from_pretrained(str(folder)), folder
 
