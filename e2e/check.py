@@ -1,0 +1,183 @@
+"""Compare what VS Code showed with what the adapter sent, and what the adapter sent with real debugpy.
+
+Inputs: the driver's observations (rows read from the Call Stack, Variables, hover and Debug
+Console), the adapter's session from the DAP tap (`e2e.traffic`), and optionally the states real
+debugpy shows after each step (`e2e.scenario.expected_states`). `check_session` returns a list of
+`Mismatch`es; an empty list means every stop agreed three ways.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from e2e.traffic import AdapterSession, AdapterStop
+from protocol.debugger import State, normalize_repr
+
+STACK_ROW = re.compile(r"^(?P<name>.+?) (?P<file>\S+) (?P<line>\d+):(?P<col>\d+)$")
+RETURN_PREFIX = "(return) "
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """One disagreement: at which stop (index into the UI steps), about what, and the two sides."""
+
+    stop: int
+    what: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"stop {self.stop}: {self.what}: {self.detail}"
+
+
+def ui_stack(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
+    """(name, line) of each frame row of the Call Stack view (session/thread rows skipped)."""
+    frames = []
+    for row in rows:
+        match = STACK_ROW.match(row.get("text", ""))
+        if match:
+            frames.append((match["name"], int(match["line"])))
+    return frames
+
+
+def ui_locals(rows: list[dict[str, Any]]) -> dict[str, str] | None:
+    """``name = value`` rows under the Locals scope of the Variables view (None if no Locals scope)."""
+    found: dict[str, str] | None = None
+    scope_level = 0
+    for row in rows:
+        text, level = row.get("text", ""), int(row.get("level") or 0)
+        if found is None:
+            if text.split(" ")[0] == "Locals":
+                found, scope_level = {}, level
+            continue
+        if level <= scope_level:
+            break
+        if level == scope_level + 1:
+            name, sep, value = text.partition(" = ")
+            if sep:
+                found[name] = value
+    return found
+
+
+def debugpy_view(state: State) -> dict[str, str]:
+    """The Locals scope debugpy's state amounts to: ``(return) name`` first, then the top frame's locals."""
+    view: dict[str, str] = {}
+    normalized = state.normalized()
+    if normalized.return_value is not None:
+        view[RETURN_PREFIX + normalized.return_value.name] = normalized.return_value.value
+    if normalized.frames:
+        view.update(normalized.frames[0].locals)
+    return view
+
+
+def _normalized(values: dict[str, str] | None) -> dict[str, str] | None:
+    return None if values is None else {k: normalize_repr(v) for k, v in values.items()}
+
+
+def check_stop(index: int, observed: dict[str, Any], adapter: AdapterStop | None, expected: State | None) -> list[Mismatch]:
+    """One stop: VS Code's views against the adapter's messages, the adapter against debugpy."""
+    problems: list[Mismatch] = []
+
+    def bad(what: str, detail: str) -> None:
+        problems.append(Mismatch(index, what, detail))
+
+    if observed["event"] == "terminated":
+        if expected is not None and not expected.finished:
+            bad("end", f"the session ended; debugpy stops at {expected.location} ({expected.reason.value})")
+        return problems
+    if adapter is None:
+        bad("adapter", "VS Code showed a stop the DAP tap has no stopped event for")
+        return problems
+    shown_stack = ui_stack(observed.get("stack", []))
+    if shown_stack != adapter.stack:
+        bad("Call Stack view", f"VS Code shows {shown_stack}, the adapter sent {adapter.stack}")
+    shown_locals = ui_locals(observed.get("variables", []))
+    if shown_locals != adapter.locals:
+        bad("Variables view", f"VS Code shows {shown_locals}, the adapter sent {adapter.locals}")
+    if expected is not None:
+        if expected.finished:
+            bad("stop", f"the adapter stopped at {adapter.stack}; debugpy ran to the end (exit code {expected.exit_code})")
+            return problems
+        if adapter.reason != expected.reason.value:
+            bad("stop reason", f"adapter {adapter.reason!r}, debugpy {expected.reason.value!r}")
+        if adapter.stack != expected.location:
+            bad("stack", f"adapter {adapter.stack}, debugpy {expected.location}")
+        if _normalized(adapter.locals) != debugpy_view(expected):
+            bad("locals", f"adapter {adapter.locals}, debugpy {debugpy_view(expected)}")
+    problems += _check_evaluations(index, observed, adapter, expected)
+    return problems
+
+
+def _answer(adapter: AdapterStop, expression: str, contexts: tuple[str, ...]) -> str | None:
+    for evaluation in adapter.evaluations:
+        if evaluation.expression.strip() == expression and evaluation.context in contexts:
+            return evaluation.result if evaluation.result is not None else f"<error: {evaluation.error}>"
+    return None
+
+
+def _check_evaluations(index: int, observed: dict[str, Any], adapter: AdapterStop, expected: State | None) -> list[Mismatch]:
+    problems: list[Mismatch] = []
+    truth = debugpy_view(expected) if expected is not None else {}
+    for hover in observed.get("hovers", []):
+        word, text = hover["word"], hover["text"]
+        sent = _answer(adapter, word, ("hover",))
+        if sent is None:
+            problems.append(Mismatch(index, f"hover {word}", "the adapter got no evaluate request with context 'hover'"))
+            continue
+        if sent not in text:
+            problems.append(Mismatch(index, f"hover {word}", f"VS Code shows {text!r}, the adapter answered {sent!r}"))
+        if expected is not None and normalize_repr(sent) != truth.get(word):
+            problems.append(Mismatch(index, f"hover {word}", f"adapter {sent!r}, debugpy {truth.get(word)!r}"))
+    for typed in observed.get("console", []):
+        expression, rows = typed["expression"], typed["rows"]
+        sent = _answer(adapter, expression, ("repl",))
+        if sent is None:
+            problems.append(Mismatch(index, f"Debug Console {expression}", "the adapter got no evaluate request with context 'repl'"))
+            continue
+        if sent not in rows:
+            problems.append(Mismatch(index, f"Debug Console {expression}", f"VS Code shows {rows}, the adapter answered {sent!r}"))
+        if expected is not None and normalize_repr(sent) != truth.get(expression):
+            problems.append(Mismatch(index, f"Debug Console {expression}", f"adapter {sent!r}, debugpy {truth.get(expression)!r}"))
+    return problems
+
+
+def check_session(observations: dict[str, Any], session: AdapterSession, expected: list[State] | None) -> list[Mismatch]:
+    """Every stop of a run; also that VS Code saw as many stops as the adapter sent."""
+    problems: list[Mismatch] = []
+    shown = observations.get("stops", [])
+    stopped = [s for s in shown if s["event"] == "stopped"]
+    if len(stopped) != len(session.stops):
+        problems.append(Mismatch(-1, "stops", f"the driver saw {len(stopped)} stops, the adapter sent {len(session.stops)}"))
+    if expected is not None and len(expected) < len(shown):
+        problems.append(Mismatch(-1, "steps", f"{len(shown)} UI steps but debugpy gave {len(expected)} states"))
+    adapter_iter = iter(session.stops)
+    for index, observed in enumerate(shown):
+        adapter = next(adapter_iter, None) if observed["event"] == "stopped" else None
+        want = expected[index] if expected is not None and index < len(expected) else None
+        problems += check_stop(index, observed, adapter, want)
+    return problems
+
+
+def summary_line(session: AdapterSession) -> str | None:
+    """The adapter's comparison summary as sent in an output event (first line), if any."""
+    for text in session.output:
+        if "neural debugger vs debugpy:" in text:
+            return text.strip().splitlines()[0]
+    return None
+
+
+def check_summary(observations: dict[str, Any], session: AdapterSession, stops_seen: int) -> list[Mismatch]:
+    """The compareWith run: the summary the adapter sent shows in VS Code's Debug Console, all stops matched."""
+    line = summary_line(session)
+    if line is None:
+        return [Mismatch(-1, "comparison summary", f"the adapter sent no summary; its output: {session.output}")]
+    problems = []
+    console = observations.get("console", [])
+    if not any(line in row for row in console):
+        problems.append(Mismatch(-1, "comparison summary", f"{line!r} is not in VS Code's Debug Console: {console}"))
+    match = re.search(r"(\d+)/(\d+) stops matched", line)
+    if not match:
+        problems.append(Mismatch(-1, "comparison summary", f"unreadable summary {line!r}"))
+    elif int(match[1]) != int(match[2]) or int(match[2]) < stops_seen:
+        problems.append(Mismatch(-1, "comparison summary", f"{line!r} (the oracle should match debugpy at all {stops_seen} stops)"))
+    return problems

@@ -1,0 +1,339 @@
+// Drives a debug session in code-server (VS Code in headless Chromium) and records what VS Code shows.
+//
+// Usage: node driver.cjs SCENARIO.json OBSERVATIONS.json
+// SCENARIO: {url, tapLog, outDir, program, breakpoints: [line], steps: [{action, hover?, console?}],
+//            chromium, timeouts: {page, stop, settle}}; action is start | stepIn | next | stepOut |
+//            stepBack | continue. After each action the driver waits for the adapter's next `stopped`
+//            (or `terminated`) event in the DAP tap log, lets the views settle, then reads the Call
+//            Stack and Variables views, takes a screenshot, hovers the asked words and types the
+//            asked expressions in the Debug Console.
+// OBSERVATIONS: {ok, error, phase, stops: [{action, event, stack, variables, hovers, console,
+//                screenshot}], console: [rows], notifications: [text]}. Written even on failure.
+// Every wait has a timeout; a failure names what was awaited.
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--disable-dev-shm-usage'];
+
+class Timeout extends Error {}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function waitFor(what, timeoutMs, probe, intervalMs = 200) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) {
+      return value;
+    }
+    if (Date.now() > deadline) {
+      throw new Timeout(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}`);
+    }
+    await sleep(intervalMs);
+  }
+}
+
+function tapEvents(tapLog) {
+  // Counts of the adapter's stopped / terminated events so far.
+  let text = '';
+  try {
+    text = fs.readFileSync(tapLog, 'utf8');
+  } catch (err) {
+    return { stopped: 0, terminated: 0 };
+  }
+  const counts = { stopped: 0, terminated: 0 };
+  for (const line of text.split('\n')) {
+    if (!line.includes('"event"')) {
+      continue;
+    }
+    try {
+      const entry = JSON.parse(line);
+      if (entry.dir === 'out' && entry.msg.type === 'event' && entry.msg.event in counts) {
+        counts[entry.msg.event] += 1;
+      }
+    } catch (err) {
+      // a line being written
+    }
+  }
+  return counts;
+}
+
+async function readViews(page) {
+  return page.evaluate(() => {
+    const rows = (selector) => Array.from(document.querySelectorAll(selector)).map((row) => ({
+      text: row.innerText.replace(/\s+/g, ' ').trim(),
+      aria: row.getAttribute('aria-label') || '',
+      level: Number(row.getAttribute('aria-level') || 0),
+    }));
+    const stack = Array.from(document.querySelectorAll('.debug-call-stack .monaco-list-row')).map((row) => {
+      const part = (sel) => {
+        const el = row.querySelector(sel);
+        return el ? el.textContent.trim() : '';
+      };
+      return { text: row.innerText.replace(/\s+/g, ' ').trim(), aria: row.getAttribute('aria-label') || '',
+        name: part('.stack-frame .label, .stack-frame .expression'), file: part('.file-name'),
+        position: part('.line-number') };
+    });
+    return { stack, variables: rows('.debug-variables .monaco-list-row') };
+  });
+}
+
+async function settledViews(page, timeoutMs) {
+  // The views once two reads 400 ms apart agree (and the Call Stack shows something).
+  let last = JSON.stringify(await readViews(page));
+  let stableSince = Date.now();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await sleep(200);
+    const views = await readViews(page);
+    const now = JSON.stringify(views);
+    if (now !== last) {
+      last = now;
+      stableSince = Date.now();
+    } else if (Date.now() - stableSince >= 600 && views.stack.length > 0) {
+      return views;
+    }
+    if (Date.now() > deadline) {
+      return views;
+    }
+  }
+}
+
+async function runCommand(page, label, timeoutMs) {
+  // Run a command through the Command Palette by its label.
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.fill('>' + label);
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: timeoutMs });
+  await sleep(300);
+  await page.keyboard.press('Enter');
+}
+
+async function openFile(page, name, timeoutMs) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: timeoutMs });
+  await sleep(300);
+  await page.keyboard.press('Enter');
+  await page.locator(`.tab[aria-label*="${name}"]`).first().waitFor({ timeout: timeoutMs });
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().waitFor({ timeout: timeoutMs });
+}
+
+async function setBreakpoint(page, line, timeoutMs) {
+  const before = await page.locator('.monaco-editor .codicon-debug-breakpoint').count();
+  await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.fill(':' + String(line)); // Go to Line's own prefix
+  await sleep(200);
+  await page.keyboard.press('Enter');
+  await sleep(300);
+  await page.keyboard.press('F9');
+  await waitFor(`the breakpoint glyph on line ${line}`, timeoutMs,
+    async () => (await page.locator('.monaco-editor .codicon-debug-breakpoint').count()) > before);
+}
+
+async function wordPosition(page, lineText, word) {
+  // Centre of `word` on the visible editor line whose text is `lineText` (null if not visible).
+  return page.evaluate(({ lineText, word }) => {
+    const norm = (s) => s.replace(/\u00a0/g, ' ');
+    for (const line of document.querySelectorAll('.editor-instance .monaco-editor .view-line')) {
+      const text = norm(line.textContent);
+      if (text.trimEnd() !== lineText.trimEnd()) {
+        continue;
+      }
+      const re = new RegExp(`\\b${word}\\b`);
+      const match = re.exec(text);
+      if (!match) {
+        return null;
+      }
+      const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+      let offset = 0;
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        const len = node.textContent.length;
+        if (match.index >= offset && match.index < offset + len) {
+          const range = document.createRange();
+          const start = match.index - offset;
+          range.setStart(node, start);
+          range.setEnd(node, Math.min(len, start + word.length));
+          const rect = range.getBoundingClientRect();
+          return { x: rect.left + rect.width / 2, y: rect.top + rect.height / 2 };
+        }
+        offset += len;
+      }
+    }
+    return null;
+  }, { lineText, word });
+}
+
+async function hover(page, spec, timeoutMs) {
+  await page.mouse.move(5, 5);
+  await sleep(300);
+  const pos = await waitFor(`the word ${spec.word} on the editor line "${spec.lineText.trim()}"`, timeoutMs,
+    () => wordPosition(page, spec.lineText, spec.word));
+  await page.mouse.move(pos.x, pos.y, { steps: 4 });
+  const widget = page.locator('.debug-hover-widget');
+  await widget.first().waitFor({ state: 'visible', timeout: timeoutMs });
+  const text = await waitFor(`the debug hover of ${spec.word} to show a value`, timeoutMs, async () => {
+    const t = (await widget.first().innerText()).replace(/\s+/g, ' ').trim();
+    return t.length > 0 ? t : null;
+  });
+  return { word: spec.word, line: spec.line, text };
+}
+
+async function replRows(page) {
+  return page.evaluate(() => Array.from(document.querySelectorAll('.repl .monaco-list-row'))
+    .map((row) => row.innerText.replace(/\s+/g, ' ').trim()));
+}
+
+async function typeInConsole(page, expression, timeoutMs) {
+  await runCommand(page, 'Debug Console: Focus on Debug Console View', timeoutMs);
+  const input = page.locator('.repl-input-wrapper .monaco-editor').first();
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.click();
+  const before = (await replRows(page)).length;
+  await page.keyboard.type(expression);
+  await page.keyboard.press('Enter');
+  // The echo of the expression and its result: two new rows.
+  const rows = await waitFor(`the Debug Console to answer ${expression}`, timeoutMs, async () => {
+    const now = await replRows(page);
+    return now.length >= before + 2 ? now : null;
+  });
+  await sleep(300);
+  const after = await replRows(page);
+  return { expression, rows: after.slice(before), all: after.length > rows.length ? after : rows };
+}
+
+async function notifications(page) {
+  return page.evaluate(() => Array.from(document.querySelectorAll('.notifications-toasts .notification-list-item-message, .notifications-center .notification-list-item-message'))
+    .map((el) => el.innerText.trim()));
+}
+
+async function pressAction(page, action, timeoutMs) {
+  const keys = { start: 'F5', continue: 'F5', next: 'F10', stepIn: 'F11', stepOut: 'Shift+F11' };
+  if (action === 'stepBack') {
+    const button = page.locator('.debug-toolbar .codicon-debug-step-back').first();
+    await button.waitFor({ state: 'visible', timeout: timeoutMs });
+    await button.click();
+    return;
+  }
+  if (!(action in keys)) {
+    throw new Error(`unknown action ${action}`);
+  }
+  if (action !== 'start') {
+    // Keys go to the workbench; the editor is the safest focus (the console input would take F-keys too).
+    await page.locator('.editor-instance .monaco-editor .view-lines').first().click({ position: { x: 400, y: 5 } });
+  }
+  await page.keyboard.press(keys[action]);
+}
+
+async function main() {
+  const [scenarioPath, outPath] = process.argv.slice(2);
+  const scenario = JSON.parse(fs.readFileSync(scenarioPath, 'utf8'));
+  const t = Object.assign({ page: 120000, stop: 60000, settle: 8000, ui: 15000 }, scenario.timeouts || {});
+  const result = { ok: false, error: null, phase: 'launch chromium', stops: [], console: [], notifications: [] };
+  const save = () => fs.writeFileSync(outPath, JSON.stringify(result, null, 2));
+  let browser = null;
+  let page = null;
+  try {
+    browser = await chromium.launch({ executablePath: scenario.chromium, args: CHROMIUM_ARGS, timeout: 60000 });
+    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    page.setDefaultTimeout(t.ui);
+    result.phase = 'open the workspace in code-server';
+    await page.goto(scenario.url, { timeout: t.page });
+    await page.locator('.monaco-workbench').waitFor({ timeout: t.page });
+    await page.locator('.explorer-folders-view, .explorer-viewlet').first().waitFor({ timeout: t.page });
+    await sleep(1500);
+
+    result.phase = `open ${scenario.program}`;
+    await openFile(page, scenario.program, t.ui);
+    for (const line of scenario.breakpoints || []) {
+      result.phase = `set a breakpoint on line ${line}`;
+      await setBreakpoint(page, line, t.ui);
+    }
+    result.phase = 'open Run and Debug';
+    await page.keyboard.press('Control+Shift+D');
+    await page.locator('.debug-view-content, .debug-pane, .debug-viewlet').first().waitFor({ timeout: t.ui }).catch(() => {});
+
+    for (const [index, step] of scenario.steps.entries()) {
+      result.phase = `step ${index} (${step.action})`;
+      const before = tapEvents(scenario.tapLog);
+      await pressAction(page, step.action, t.ui);
+      const what = step.action === 'start'
+        ? 'the debug session to stop on entry (the neural adapter\'s first stopped event)'
+        : `the adapter's answer to ${step.action} (a stopped or terminated event)`;
+      const after = await waitFor(what, step.action === 'start' ? t.page : t.stop, async () => {
+        const now = tapEvents(scenario.tapLog);
+        return (now.stopped > before.stopped || now.terminated > before.terminated) ? now : null;
+      });
+      const event = after.stopped > before.stopped ? 'stopped' : 'terminated';
+      const stop = { action: step.action, event, stack: [], variables: [], hovers: [], console: [], screenshot: null };
+      result.stops.push(stop);
+      if (event === 'stopped') {
+        await sleep(500);
+        const views = await settledViews(page, t.settle);
+        stop.stack = views.stack;
+        stop.variables = views.variables;
+      } else {
+        await sleep(1500);
+      }
+      stop.screenshot = path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-${step.action}.png`);
+      await page.screenshot({ path: stop.screenshot });
+      for (const spec of step.hover || []) {
+        result.phase = `hover ${spec.word} at step ${index}`;
+        stop.hovers.push(await hover(page, spec, t.ui));
+        await page.screenshot({ path: path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-hover-${spec.word}.png`) });
+      }
+      await page.mouse.move(5, 5);
+      for (const expression of step.console || []) {
+        result.phase = `type ${expression} in the Debug Console at step ${index}`;
+        stop.console.push(await typeInConsole(page, expression, t.ui));
+        await page.screenshot({ path: path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-console.png`) });
+      }
+      save();
+    }
+    result.phase = 'read the Debug Console';
+    if (scenario.readConsoleAtEnd) {
+      await runCommand(page, 'Debug Console: Focus on Debug Console View', t.ui);
+      await sleep(1000);
+      await page.screenshot({ path: path.join(scenario.outDir, 'console-at-end.png') });
+    }
+    result.console = await replRows(page);
+    result.notifications = await notifications(page);
+    result.ok = true;
+    result.phase = 'done';
+  } catch (err) {
+    result.error = `${err.name === 'TimeoutError' || err instanceof Timeout ? 'timeout' : 'error'} during ${result.phase}: ${err.message.split('\n')[0]}`;
+    if (page) {
+      try {
+        await page.screenshot({ path: path.join(scenario.outDir, 'failure.png'), timeout: 10000 });
+        result.console = await replRows(page);
+        result.notifications = await notifications(page);
+      } catch (err2) {
+        // the page is gone
+      }
+    }
+  } finally {
+    save();
+    if (browser) {
+      await browser.close().catch(() => {});
+    }
+  }
+  process.exit(result.ok ? 0 : 1);
+}
+
+main().catch((err) => {
+  console.error(`driver: ${err.stack || err}`);
+  process.exit(2);
+});

@@ -1,0 +1,140 @@
+"""`python -m e2e.run`: the neural debugger end to end in a real VS Code (code-server + headless Chromium).
+
+For each scenario (the oracle backend stepping through examples/demo.py; the same program with
+``compareWith: debugpy``; with ``--model`` also the shipped model) it records real debugpy for
+the same actions, opens a fresh workspace in code-server with the extension installed from the
+.vsix, drives the session with Playwright, and checks VS Code's views against the adapter's DAP
+messages and those against debugpy. Exit status 0 when every check passed; 1 with the
+mismatches otherwise; 2 when a component (code-server, Chromium, the extension, the driver) could
+not start, with which and why. Screenshots of every stop stay under the run folder on failure
+(``--keep`` keeps them always).
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from e2e.check import Mismatch, check_session, check_summary
+from e2e.harness import REPO_ROOT, CodeServer, E2EError, Tools, make_workspace, run_driver
+from e2e.scenario import Scenario, compare_scenario, demo_scenario, expected_states
+from e2e.traffic import adapter_session, read_log
+
+app = typer.Typer(add_completion=False, help=__doc__)
+DOCS_SCREENSHOT = REPO_ROOT / "docs" / "img" / "vscode-session.png"
+
+
+def say(text: str) -> None:
+    print(f"e2e: {text}", file=sys.stderr, flush=True)
+
+
+def scenarios(model: str) -> list[tuple[Scenario, Optional[Path]]]:
+    """The scenarios to run and the checkpoint each uses (None: the oracle, no model)."""
+    chosen: list[tuple[Scenario, Optional[Path]]] = [(demo_scenario(), None), (compare_scenario(), None)]
+    from model.paths import DEFAULT_CHECKPOINT
+
+    shipped = Path(DEFAULT_CHECKPOINT)
+    if model == "on" or (model == "auto" and (shipped / "config.json").is_file()):
+        neural = demo_scenario().model_copy(update={"name": "model", "backend": "transformers"})
+        chosen.append((neural, shipped))
+    return chosen
+
+
+def run_scenario(server: CodeServer, tools: Tools, run_dir: Path, scenario: Scenario, checkpoint: Optional[Path]) -> list[Mismatch]:
+    """One scenario: expectations, workspace, driver, checks."""
+    started = time.monotonic()
+    expected = None
+    if scenario.backend == "oracle":
+        say(f"[{scenario.name}] recording real debugpy for {len(scenario.steps)} steps of {scenario.program}")
+        expected = expected_states(scenario, REPO_ROOT)
+    workspace, tap_log = make_workspace(run_dir, scenario, tools, checkpoint)
+    say(f"[{scenario.name}] driving VS Code ({scenario.backend} backend{', compareWith debugpy' if scenario.compare_with else ''})")
+    shots = run_dir / f"screenshots-{scenario.name}"
+    shots.mkdir(exist_ok=True)
+    observations = run_driver(tools, server.home, scenario, server.url(workspace), tap_log, shots,
+                              read_console_at_end=scenario.compare_with is not None)
+    session = adapter_session(read_log(tap_log))
+    problems: list[Mismatch] = []
+    if not observations.get("ok"):
+        problems.append(Mismatch(-1, "VS Code", str(observations.get("error"))))
+        if session.failed_requests:
+            problems.append(Mismatch(-1, "adapter errors", "; ".join(session.failed_requests[:5])))
+        if not session.stops and tap_log.stat().st_size == 0:
+            problems.append(Mismatch(-1, "extension", "the adapter was never started (the DAP tap log is empty): "
+                                     "did the extension activate and read neuralDebugger.command?"))
+    problems += check_session(observations, session, expected)
+    if scenario.compare_with:
+        problems += check_summary(observations, session, sum(1 for s in observations.get("stops", []) if s["event"] == "stopped"))
+        sent = sum("neural debugger vs debugpy:" in text for text in session.output)
+        if sent > 1:
+            say(f"[{scenario.name}] note: the adapter sent the comparison summary {sent} times (on exit and again on disconnect)")
+    seen = len(observations.get("stops", []))
+    say(f"[{scenario.name}] {seen} stops checked in {time.monotonic() - started:.0f} s: "
+        + ("all agree" if not problems else f"{len(problems)} mismatches"))
+    return problems
+
+
+@app.command()
+def main(
+    cache: Path = typer.Option(REPO_ROOT / ".cache" / "e2e", help="Where e2e/install.sh put the tools."),
+    vsix: Path = typer.Option(REPO_ROOT / "build" / "neural-debugger.vsix", help="The packaged extension (make vsix)."),
+    model: str = typer.Option("auto", help="Also run the shipped model: auto (if it exists), on, off."),
+    keep: bool = typer.Option(False, help="Keep the run folder (screenshots, logs) even when everything passed."),
+    docs_screenshot: bool = typer.Option(False, help=f"Copy the breakpoint stop's screenshot (with the hover) to {DOCS_SCREENSHOT.relative_to(REPO_ROOT)}."),
+) -> None:
+    """Run the end-to-end scenarios; exit 0 (all agree), 1 (mismatches) or 2 (a component failed)."""
+    if model not in ("auto", "on", "off"):
+        raise typer.BadParameter("--model must be auto, on or off")
+    run_dir = cache / "runs" / datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    problems: list[Mismatch] = []
+    try:
+        tools = Tools.locate(cache)
+        with CodeServer(tools, run_dir) as server:
+            say(f"installing the extension {vsix.name} into code-server")
+            say(f"installed {server.install_extension(vsix)}")
+            chosen = scenarios(model)
+            first_workspace, _ = make_workspace(run_dir, chosen[0][0], tools, chosen[0][1])
+            say("starting code-server on 127.0.0.1")
+            server.start(first_workspace)
+            for scenario, checkpoint in chosen:
+                problems += [Mismatch(m.stop, f"[{scenario.name}] {m.what}", m.detail)
+                             for m in run_scenario(server, tools, run_dir, scenario, checkpoint)]
+    except E2EError as exc:
+        say(f"FAILED: {exc.component} could not start or answer: {exc.reason}")
+        say(f"logs and screenshots kept in {run_dir}")
+        raise typer.Exit(2) from None
+    if docs_screenshot:
+        _copy_docs_screenshot(run_dir)
+    elapsed = time.monotonic() - started
+    if problems:
+        for problem in problems:
+            say(f"MISMATCH {problem}")
+        say(f"FAILED after {elapsed:.0f} s; screenshots of every stop and logs kept in {run_dir}")
+        raise typer.Exit(1)
+    say(f"passed in {elapsed:.0f} s")
+    if not keep:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _copy_docs_screenshot(run_dir: Path) -> None:
+    """The breakpoint stop (with the hover) of the model run if there was one, else of the oracle demo run."""
+    for name in ("model", "demo"):
+        folder = run_dir / f"screenshots-{name}"
+        shots = sorted(folder.glob("stop-*-hover-*.png")) or sorted(folder.glob("stop-*-continue.png"))
+        if shots:
+            DOCS_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(shots[0], DOCS_SCREENSHOT)
+            say(f"wrote {DOCS_SCREENSHOT.relative_to(REPO_ROOT)} from the {name} run")
+            return
+    say("no breakpoint screenshot to copy to docs")
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,112 @@
+"""What the end-to-end test does in VS Code, and what real debugpy shows for the same actions.
+
+A `Scenario` is a program, its breakpoints and a list of `UiStep`s (start, stepIn, next, stepOut,
+stepBack, continue), each optionally hovering words of the line where it stops and typing
+expressions in the Debug Console. `expected_states` records real debugpy
+(`tracegen.debugpy_recorder`) for the forward actions the UI steps amount to (a step back undoes
+the action before it) and returns the state debugpy shows after each UI step.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from protocol.debugger import Action, State
+
+UiAction = Literal["start", "stepIn", "next", "stepOut", "stepBack", "continue"]
+
+
+class Hover(BaseModel):
+    """Hover `word` on program line `line` (1-based)."""
+
+    line: int
+    word: str
+
+
+class UiStep(BaseModel):
+    """One action in VS Code, then what to look at where it stops."""
+
+    action: UiAction
+    hover: list[Hover] = Field(default_factory=list)
+    console: list[str] = Field(default_factory=list)  # expressions typed in the Debug Console
+
+
+class Scenario(BaseModel):
+    """A program (a path relative to the repository), its breakpoints and the UI steps."""
+
+    name: str
+    program: str
+    breakpoints: list[int] = Field(default_factory=list)
+    steps: list[UiStep]
+    compare_with: Literal["debugpy"] | None = None
+    backend: Literal["oracle", "transformers"] = "oracle"
+
+
+def effective_scripts(steps: list[UiStep]) -> list[list[str]]:
+    """The forward DAP action list each UI step amounts to (stepBack drops the last action)."""
+    if not steps or steps[0].action != "start":
+        raise ValueError("a scenario starts with the 'start' step")
+    history: list[str] = []
+    scripts = [list(history)]
+    for step in steps[1:]:
+        if step.action == "start":
+            raise ValueError("'start' may only be the first step")
+        if step.action == "stepBack":
+            if not history:
+                raise ValueError("stepBack at the first stop")
+            history.pop()
+        else:
+            history.append(step.action)
+        scripts.append(list(history))
+    return scripts
+
+
+def maximal_scripts(scripts: list[list[str]]) -> list[list[str]]:
+    """The scripts that are not a prefix of another one (each recorded once)."""
+    kept: list[list[str]] = []
+    for script in sorted(scripts, key=len, reverse=True):
+        if not any(other[: len(script)] == script for other in kept):
+            kept.append(script)
+    return kept
+
+
+def expected_states(scenario: Scenario, repo_root: Path) -> list[State]:
+    """The state real debugpy shows after each UI step of `scenario` (the oracle's ground truth)."""
+    from tracegen.debugpy_recorder import record_debugpy
+
+    program = repo_root / scenario.program
+    scripts = effective_scripts(scenario.steps)
+    recorded: list[tuple[list[str], list[State]]] = []
+    for script in maximal_scripts(scripts):
+        states = record_debugpy(str(program), [Action.parse(a) for a in script], scenario.breakpoints)
+        recorded.append((script, states))
+    expected = []
+    for script in scripts:
+        full, states = next((s, st) for s, st in recorded if s[: len(script)] == script)
+        # states[k] follows the first k actions; a script that ran past the end stops at `exited`.
+        expected.append(states[min(len(script), len(states) - 1)])
+    return expected
+
+
+def demo_scenario() -> Scenario:
+    """examples/demo.py: every kind of step, a breakpoint, a hover and the Debug Console."""
+    steps = [UiStep(action="start")]
+    steps += [UiStep(action="next") for _ in range(4)]  # module level: class, def, def, the call
+    steps += [
+        UiStep(action="stepIn"),  # into top_words
+        UiStep(action="stepIn"),  # into Counter.__init__
+        UiStep(action="stepOut"),  # back on the calling line, with the return value
+        UiStep(action="next"),
+        UiStep(action="stepBack"),
+        UiStep(action="continue", hover=[Hover(line=23, word="counter")], console=["raw", "text"]),
+    ]
+    return Scenario(name="demo", program="examples/demo.py", breakpoints=[23], steps=steps)
+
+
+def compare_scenario() -> Scenario:
+    """examples/demo.py with ``compareWith: debugpy``, run to the end so the summary is reported."""
+    steps = [UiStep(action="start"), UiStep(action="next"), UiStep(action="next"), UiStep(action="stepIn"),
+             UiStep(action="continue")]
+    return Scenario(name="compare", program="examples/demo.py", steps=steps, compare_with="debugpy")

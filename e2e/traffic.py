@@ -1,0 +1,134 @@
+"""What the adapter sent VS Code, read back from the DAP tap log (see `e2e.dap_tap`).
+
+`adapter_stops(log)` splits the conversation at each ``stopped`` event and, for every stop, keeps
+what VS Code was told: the reason, the call stack (``stackTrace`` response), the top frame's
+``Locals`` scope (``variables`` response), and every ``evaluate`` answer (hover, repl). It also
+collects the Debug Console output events and whether the session ended (``terminated``).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Evaluation:
+    """One evaluate request and the adapter's answer (result, or the error message)."""
+
+    expression: str
+    context: str
+    result: str | None
+    error: str | None = None
+
+
+@dataclass
+class AdapterStop:
+    """One stop as the adapter described it to VS Code."""
+
+    reason: str
+    stack: list[tuple[str, int]] = field(default_factory=list)  # (name, line), innermost first
+    locals: dict[str, str] | None = None  # the top frame's Locals scope, in the adapter's order
+    evaluations: list[Evaluation] = field(default_factory=list)
+
+
+@dataclass
+class AdapterSession:
+    """Everything one debug session's traffic shows."""
+
+    stops: list[AdapterStop] = field(default_factory=list)
+    output: list[str] = field(default_factory=list)  # output events' text, in order
+    custom_events: list[dict[str, Any]] = field(default_factory=list)
+    terminated: bool = False
+    exit_code: int | None = None
+    launch_arguments: dict[str, Any] | None = None
+    failed_requests: list[str] = field(default_factory=list)
+
+
+def read_log(path: Path) -> list[dict[str, Any]]:
+    """The tap log's entries (``{"dir", "t", "msg"}``), skipping a torn last line."""
+    entries = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            continue
+    return entries
+
+
+def _error_text(msg: dict[str, Any]) -> str:
+    body = msg.get("body") or {}
+    error = body.get("error") or {}
+    return str(error.get("format") or msg.get("message") or "error")
+
+
+def adapter_session(entries: list[dict[str, Any]]) -> AdapterSession:
+    """Rebuild the session (stops, output, end) from tap log entries."""
+    session = AdapterSession()
+    requests: dict[int, dict[str, Any]] = {}
+    top_frame_ids: set[int] = set()
+    locals_refs: set[int] = set()
+    for entry in entries:
+        msg = entry.get("msg") or {}
+        kind = msg.get("type")
+        if entry.get("dir") == "in" and kind == "request":
+            requests[msg.get("seq", -1)] = msg
+            if msg.get("command") in ("launch", "attach"):
+                session.launch_arguments = msg.get("arguments") or {}
+            continue
+        if entry.get("dir") != "out":
+            continue
+        if kind == "event":
+            _on_event(session, msg)
+            if msg.get("event") == "stopped":
+                top_frame_ids, locals_refs = set(), set()
+            continue
+        if kind != "response" or not session.stops:
+            if kind == "response" and not msg.get("success", True):
+                session.failed_requests.append(f"{msg.get('command')}: {_error_text(msg)}")
+            continue
+        request = requests.get(msg.get("request_seq", -1), {})
+        stop = session.stops[-1]
+        args = request.get("arguments") or {}
+        body = msg.get("body") or {}
+        command = msg.get("command")
+        if not msg.get("success", True):
+            if command == "evaluate":
+                stop.evaluations.append(Evaluation(args.get("expression", ""), args.get("context", ""), None, _error_text(msg)))
+            else:
+                session.failed_requests.append(f"{command}: {_error_text(msg)}")
+            continue
+        if command == "stackTrace":
+            # VS Code loads the stack lazily (supportsDelayedStackTraceLoading): the top frame first, then the rest.
+            start = int(args.get("startFrame") or 0)
+            frames = body.get("stackFrames") or []
+            stop.stack = stop.stack[:start] + [(f.get("name", ""), int(f.get("line", 0))) for f in frames]
+            if frames and start == 0:
+                top_frame_ids.add(frames[0].get("id"))
+        elif command == "scopes" and args.get("frameId") in top_frame_ids:
+            for scope in body.get("scopes", []):
+                if scope.get("name") == "Locals":
+                    locals_refs.add(scope["variablesReference"])
+                    if scope.get("namedVariables") == 0 and stop.locals is None:
+                        stop.locals = {}  # VS Code does not ask for the variables of an empty scope
+        elif command == "variables" and args.get("variablesReference") in locals_refs and not stop.locals:
+            stop.locals = {v["name"]: v.get("value", "") for v in body.get("variables", [])}
+        elif command == "evaluate":
+            stop.evaluations.append(Evaluation(args.get("expression", ""), args.get("context", ""), body.get("result")))
+    return session
+
+
+def _on_event(session: AdapterSession, msg: dict[str, Any]) -> None:
+    name = msg.get("event")
+    body = msg.get("body") or {}
+    if name == "stopped":
+        session.stops.append(AdapterStop(reason=str(body.get("reason", ""))))
+    elif name == "output":
+        session.output.append(str(body.get("output", "")))
+    elif name == "terminated":
+        session.terminated = True
+    elif name == "exited":
+        session.exit_code = body.get("exitCode")
+    elif name not in ("initialized", "continued", "thread", "process", "capabilities", "breakpoint", "module", "loadedSource", "invalidated"):
+        session.custom_events.append(msg)

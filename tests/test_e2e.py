@@ -1,0 +1,132 @@
+"""The VS Code end-to-end harness (e2e/): its DAP tap over a real adapter, traffic parsing, checks.
+
+The fast tests run the tap around a real `neural-debugger dap` (oracle backend) and check that
+what the harness reads back from the tap log is what the adapter said, and that the checks catch a
+view that disagrees. The slow test runs the whole thing (code-server + Chromium + Playwright) when
+`e2e/install.sh` has cached the tools (`make e2e` does both).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from e2e.check import check_session, check_summary, ui_locals, ui_stack
+from e2e.dap_tap import FrameSplitter
+from e2e.scenario import UiStep, effective_scripts, maximal_scripts
+from e2e.traffic import adapter_session, read_log
+
+REPO = Path(__file__).resolve().parent.parent
+ADAPTER = REPO / ".venv" / "bin" / "neural-debugger"
+
+
+def frame(message: dict) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def test_step_back_drops_the_action_it_undoes() -> None:
+    steps = [UiStep(action=a) for a in ("start", "next", "stepIn", "stepBack", "continue")]
+    scripts = effective_scripts(steps)
+    assert scripts == [[], ["next"], ["next", "stepIn"], ["next"], ["next", "continue"]]
+    assert maximal_scripts(scripts) == [["next", "stepIn"], ["next", "continue"]]
+    with pytest.raises(ValueError, match="first stop"):
+        effective_scripts([UiStep(action="start"), UiStep(action="stepBack")])
+    with pytest.raises(ValueError, match="starts with"):
+        effective_scripts([UiStep(action="next")])
+
+
+def test_frame_splitter_handles_split_and_joined_frames() -> None:
+    data = frame({"seq": 1}) + frame({"seq": 2, "text": "é"})
+    splitter = FrameSplitter()
+    got = []
+    for i in range(0, len(data), 7):
+        got += splitter.feed(data[i:i + 7])
+    assert got == [{"seq": 1}, {"seq": 2, "text": "é"}]
+    assert FrameSplitter().feed(b"garbage\r\n\r\n" + frame({"seq": 3})) == [{"seq": 3}]
+
+
+def test_view_rows_parse_like_vscode_shows_them() -> None:
+    stack = [{"text": "top_words demo.py 23:1"}, {"text": "<module> demo.py 27:1"}, {"text": "Load More Stack Frames"}]
+    assert ui_stack(stack) == [("top_words", 23), ("<module>", 27)]
+    rows = [{"text": "Locals", "level": 1}, {"text": "n = 2", "level": 2}, {"text": "'the' = 3", "level": 3},
+            {"text": "raw = 'a = b'", "level": 2}, {"text": "Globals", "level": 1}, {"text": "best = 1", "level": 2}]
+    assert ui_locals(rows) == {"n": "2", "raw": "'a = b'"}
+    assert ui_locals([{"text": "Globals", "level": 1}]) is None
+
+
+def run_tapped_session(tmp_path: Path, program: Path) -> Path:
+    """A real oracle session through e2e/dap_tap.py: stop on entry, read the views, step, disconnect."""
+    log = tmp_path / "dap.jsonl"
+    cmd = [sys.executable, str(REPO / "e2e" / "dap_tap.py"), "--log", str(log), "--", str(ADAPTER), "dap"]
+    trace = {"command": "stackTrace", "arguments": {"threadId": 1, "startFrame": 0, "levels": 1}}
+    step = {"command": "next", "arguments": {"threadId": 1}}
+    scopes = {"command": "scopes", "arguments": {"frameId": 1}}
+    bodies = [
+        {"command": "initialize", "arguments": {"adapterID": "neural", "supportsVariableType": True}},
+        {"command": "launch", "arguments": {"program": str(program), "backend": "oracle", "stopOnEntry": True}},
+        {"command": "configurationDone"}, trace, scopes, step, trace, scopes, step, trace, scopes,
+        {"command": "evaluate", "arguments": {"expression": "x", "frameId": 1, "context": "hover"}},
+        {"command": "disconnect", "arguments": {}},
+    ]
+    requests = [dict(body, seq=seq, type="request") for seq, body in enumerate(bodies, 1)]
+    done = subprocess.run(cmd, input=b"".join(frame(r) for r in requests), capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert b"Content-Length" in done.stdout  # the relay passed the adapter's frames through
+    return log
+
+
+@pytest.fixture(scope="module")
+def tapped(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp_path = tmp_path_factory.mktemp("tap")
+    program = tmp_path / "prog.py"
+    program.write_text("x = [3, 1]\ny = len(x)\nprint(y)\n")
+    return run_tapped_session(tmp_path, program)
+
+
+def test_tap_log_reads_back_what_the_adapter_sent(tapped: Path) -> None:
+    session = adapter_session(read_log(tapped))
+    assert session.launch_arguments is not None and session.launch_arguments["backend"] == "oracle"
+    assert [s.reason for s in session.stops] == ["entry", "step", "step"]
+    assert [s.stack for s in session.stops] == [[("<module>", 1)], [("<module>", 2)], [("<module>", 3)]]
+    last = session.stops[-1]
+    assert last.evaluations and last.evaluations[0].expression == "x"
+    assert last.evaluations[0].result == "[3, 1]"
+    # the variables of the Locals scope were not asked for: a scope with variables stays unknown
+    assert last.locals is None
+    assert session.stops[0].locals == {}  # an empty Locals scope needs no variables request
+
+
+def view(line: int, variables: dict[str, str], hovers: list[dict[str, str]] | None = None) -> dict:
+    rows = [{"text": "Locals", "level": 1}] + [{"text": f"{k} = {v}", "level": 2} for k, v in variables.items()]
+    return {"event": "stopped", "stack": [{"text": f"<module> prog.py {line}:1"}], "variables": rows,
+            "hovers": hovers or [], "console": []}
+
+
+def test_checks_catch_a_view_that_disagrees_with_the_adapter(tapped: Path) -> None:
+    session = adapter_session(read_log(tapped))
+    session.stops[1].locals = {"x": "[3, 1]"}
+    session.stops[2].locals = {"x": "[3, 1]", "y": "2"}
+    shown = [view(1, {}), view(2, {"x": "[3, 1]"}), view(3, {"x": "[3, 1]", "y": "2"}, [{"word": "x", "text": "[3, 1]"}])]
+    assert check_session({"stops": shown}, session, None) == []
+    shown[2] = view(2, {"x": "[3, 1]"}, [{"word": "x", "text": "[1, 3]"}])
+    found = {m.what for m in check_session({"stops": shown}, session, None)}
+    assert found == {"Call Stack view", "Variables view", "hover x"}
+    assert check_session({"stops": shown[:2]}, session, None)[0].what == "stops"
+    assert check_summary({"console": []}, session, 3)[0].what == "comparison summary"
+
+
+@pytest.mark.slow
+def test_vscode_end_to_end() -> None:
+    """The whole scenario in code-server + Chromium (needs the tools cached by e2e/install.sh)."""
+    cache = REPO / ".cache" / "e2e"
+    if not (cache / "code-server" / ".installed").exists() or not Path("/usr/bin/chromium").exists():
+        pytest.skip("run `make e2e` (or sh e2e/install.sh) first to install code-server and Chromium")
+    if not (REPO / "build" / "neural-debugger.vsix").exists():
+        pytest.skip("run `make vsix` first")
+    done = subprocess.run([sys.executable, "-m", "e2e.run", "--model", "off"], cwd=REPO, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
