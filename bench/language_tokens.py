@@ -1,12 +1,11 @@
 """Tokens per state of the neural-debugger language on synthetic programs (tracegen.synth + tracegen.fast).
 
-Records N synthetic programs with the fast recorder, walks each with a random action policy
-(step_into / step_over / step_return / continue with two session breakpoints / run to a line),
-renders the trajectories, trains the byte-level BPE at several vocabulary sizes on the
+Records N synthetic programs with the fast recorder, samples trajectories of each with
+tracegen.sampling's paper policy (forward and inverse), renders them, trains the byte-level BPE at several vocabulary sizes on the
 programs after the first `--held-out`, and reports on those held out: bytes per token, tokens
 per state (mean, p50, p90) with delta encoding (the format) and with every state written in full, and tokens per program header.
 
-    .venv/bin/python -m bench.language_tokens --programs 900 --out /tmp/lang-bench
+    .venv/bin/python -m bench.language_tokens --programs 500 --out /tmp/lang-bench
 """
 from __future__ import annotations
 
@@ -18,35 +17,19 @@ from pathlib import Path
 
 from model import language as L
 from model import tokenizer as T
-from protocol.debugger import Action, ActionKind, Step, Trajectory
+from protocol.debugger import Trajectory
 
 
-def random_trajectory(source: str, rng: random.Random, max_steps: int = 60) -> Trajectory | None:
-    """One forward trajectory of `source` under a random action policy (None if it cannot be recorded)."""
-    from tracegen.fast import ReplaySession, record_program
+def program_trajectories(source: str, rng: random.Random, per_program: int, max_steps: int = 60) -> list[Trajectory]:
+    """Trajectories of `source` sampled with tracegen's paper policy (forward and inverse); [] if it cannot be recorded."""
+    from tracegen.fast import record_program
+    from tracegen.sampling import sample_trajectories
 
     try:
         trace = record_program(source)
     except Exception:  # noqa: BLE001 - a program the recorder rejects is just skipped here
-        return None
-    lines = trace.executed_lines
-    if not lines:
-        return None
-    breakpoints = sorted(rng.sample(lines, min(2, len(lines))))
-    session = ReplaySession(trace, breakpoints)
-    initial = session.start()
-    steps: list[Step] = []
-    state = initial
-    kinds = [ActionKind.STEP_INTO] * 5 + [ActionKind.STEP_OVER] * 3 + [ActionKind.STEP_RETURN, ActionKind.CONTINUE, ActionKind.BREAKPOINT]
-    while not state.finished and len(steps) < max_steps:
-        kind = rng.choice(kinds)
-        action = Action(kind=kind, line=rng.choice(lines)) if kind is ActionKind.BREAKPOINT else Action(kind=kind)
-        try:
-            state = session.step(action)
-        except Exception:  # noqa: BLE001 - e.g. a run-to-line the replay refuses
-            continue
-        steps.append(Step(action=action, state=state))
-    return Trajectory(program=source, breakpoints=breakpoints, initial=initial, steps=steps)
+        return []
+    return [t for t in sample_trajectories(trace, rng, per_program, max_steps) if t.steps]
 
 
 def percentile(values: list[int], q: float) -> float:
@@ -92,18 +75,23 @@ def main() -> None:
     parser.add_argument("--programs", type=int, default=300, help="programs recorded in all")
     parser.add_argument("--held-out", type=int, default=100, help="of which measured (the rest train the tokenizer)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--per-program", type=int, default=2, help="trajectories sampled per program")
     parser.add_argument("--vocab", type=int, nargs="+", default=[2048, 4096, 8192])
     parser.add_argument("--out", type=Path, default=None, help="also save each tokenizer and the numbers here")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    trajectories = []
-    for _ in range(args.programs):
-        traj = random_trajectory(generate_program(rng).source, rng)
-        if traj is not None and traj.steps:
-            trajectories.append(traj)
-    held_out, train = trajectories[: args.held_out], trajectories[args.held_out :]
+    per_program = [program_trajectories(generate_program(rng).source, rng, args.per_program) for _ in range(args.programs)]
+    held_out = [t for ts in per_program[: args.held_out] for t in ts]
+    train = [t for ts in per_program[args.held_out :] for t in ts]
+    trajectories = held_out + train
     corpus = [L.render_text(L.render_trajectory(t)) for t in train] + [t.program for t in train]
-    results: dict[str, object] = {"programs": len(trajectories), "held_out": len(held_out), "train_programs": len(train)}
+    results: dict[str, object] = {
+        "programs": args.programs,
+        "held_out_programs": args.held_out,
+        "held_out_trajectories": len(held_out),
+        "train_trajectories": len(train),
+        "inverse_share": round(sum(t.direction == "inverse" for t in trajectories) / max(len(trajectories), 1), 3),
+    }
     for vocab in args.vocab:
         tok = T.train_tokenizer(corpus, vocab)
         results[f"vocab_{vocab}"] = {"actual_vocab": tok.get_vocab_size(), **measure(held_out, tok)}

@@ -661,11 +661,11 @@ def _alternation(items: Sequence[str], fallback: str) -> str:
 def state_regex(program: str, previous: State | None, *, include_end: bool = True) -> str:
     """A regex (no lookarounds or backreferences) matching every well-formed state text after `previous`.
 
-    Lines are restricted to the program's executable lines, frame and return names to its code
-    objects' names (both unrestricted when the program does not compile), locals to JSON objects
-    of strings, and the stack to the previous one's continuation rule: ``<|frame_sep|>`` only for
-    a frame at a depth where the previous state has a frame of that name with identical frames
-    below it. Every text it matches parses with `parse_state` (frames of other files aside: never
+    Lines are restricted to the program's executable lines, frame names to its code objects'
+    names, return-value names to those or ``Name.name`` (debugpy writes ``Class.method``), all
+    unrestricted when the program does not compile; locals to JSON objects of strings; and the
+    stack to the previous one's continuation rule: ``<|frame_sep|>`` only for a frame at a depth
+    where the previous state has a frame of that name with identical frames below it. Every text it matches parses with `parse_state` (frames of other files aside: never
     generated). Special tokens appear as their literal text.
     """
     info = program_info(program)
@@ -686,7 +686,7 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
     running = _alternation([re.escape(r) for r in reasons], "") + _alternation(stacks, "")
     endings = _alternation([re.escape(t) for t in (*ENDING_TOKENS.values(), EXITED)], "") + "(?:-?[0-9]+)?"
     tail = (
-        f"(?:{re.escape(RETURN_SEP)}{name_re}{JSON_STRING_RE})?"
+        f"(?:{re.escape(RETURN_SEP)}{name_re}(?:\\.{name_re})?{JSON_STRING_RE})?"  # debugpy: Class.method
         f"(?:{re.escape(EXCEPTION_SEP)}{EXCEPTION_TYPE_RE}{JSON_STRING_RE})?"
         f"(?:{re.escape(STDOUT)}{JSON_STRING_RE})?"
     )

@@ -440,3 +440,30 @@ def test_real_trajectories_round_trip_and_match_the_grammar() -> None:
         for state in traj.states:
             assert L.state_grammar(traj.program, previous).matches(L.render_state(state, previous))
             previous = state
+
+
+def test_sampled_trajectories_round_trip_windows_and_grammar() -> None:
+    """tracegen.sampling's paper-policy trajectories (forward and inverse): render -> parse is exact,
+    every state matches the constraint regex, and windows of them parse back."""
+    import random
+
+    from tracegen.fast import record_program
+    from tracegen.sampling import sample_trajectories
+    from tracegen.synth import generate_program
+
+    rng = random.Random(11)
+    trajs: list[Trajectory] = []
+    while len(trajs) < 8 or not any(t.direction == "inverse" for t in trajs):
+        trajs += sample_trajectories(record_program(generate_program(rng).source), rng, 3, 40, inverse_fraction=0.5)
+        assert len(trajs) < 60, "sampling never produced an inverse trajectory"
+    for traj in trajs:
+        text = L.render_text(L.render_trajectory(traj))
+        _, pairs = L.parse_session(text, traj.program)
+        assert [s for _, s in pairs] == [L.canonical_state(s, traj.program) for s in traj.states]
+        assert [a for a, _ in pairs[1:]] == [s.action.model_copy(update={"source": None}) for s in traj.steps]
+        previous = None
+        for state in traj.states:
+            assert L.state_grammar(traj.program, previous).matches(L.render_state(state, previous))
+            previous = state
+        for window in L.render_windows(traj, 400, len):
+            L.parse_session(L.render_text(window), traj.program)
