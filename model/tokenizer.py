@@ -20,7 +20,7 @@ from model.language import _SPLIT_RE, BOS, EOS, PAD, SPECIAL_TOKENS, STATE_END, 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-DEFAULT_VOCAB_SIZE = 4096
+DEFAULT_VOCAB_SIZE = 2048  # the synthetic corpus saturates near 2.4k merges (docs/language.md)
 TOKENIZER_FILE = "tokenizer.json"
 CONFIG_FILE = "tokenizer_config.json"
 _SPECIAL_SET = frozenset(SPECIAL_TOKENS)
