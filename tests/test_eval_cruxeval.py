@@ -1,0 +1,125 @@
+"""CruxEval evaluation: posing, the sandboxed scoring harness, the oracle path and the model path."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tracegen.sandbox import Limits
+from train import cruxeval as cx
+from train.eval_cli import DEFAULT_PROBLEMS, ModelSessions
+
+PROBLEM = cx.Problem(id="t0", code="def f(a, b=2, *rest, k, **kw):\n    if a:\n        return a + b\n    return b", input="1, 3, k=0", output="4")
+FAST = Limits(cpu_seconds=2, wall_seconds=2.0)
+
+
+def test_pose_output_shape() -> None:
+    posed = cx.pose(PROBLEM, "output")
+    assert posed.program == PROBLEM.code + "\n\nresult = f(1, 3, k=0)\n"
+    assert posed.call_line == 6
+    assert posed.return_lines == (3, 4)
+    assert posed.params == (("a", "pos"), ("b", "pos"), ("rest", "var"), ("k", "kwonly"), ("kw", "varkw"))
+    compile(posed.program, "<posed>", "exec")
+
+
+def test_pose_input_hides_the_input() -> None:
+    posed = cx.pose(PROBLEM, "input")
+    assert posed.program.endswith("\n\nresult = f(...)\n")
+    assert "1, 3" not in posed.program
+
+
+def test_return_state_is_on_the_calling_line() -> None:
+    state = cx.return_state(cx.pose(PROBLEM, "input"), "4")
+    assert state.location == [("<module>", 6)] and state.return_value is not None and state.return_value.value == "4"
+
+
+def test_join_arguments_in_signature_order() -> None:
+    params = cx.pose(PROBLEM, "output").params
+    values = {"kw": "{'z': 1}", "k": "0", "rest": "(5,)", "b": "3", "a": "1"}
+    assert cx.join_arguments(params, values) == "1, 3, *(5,), k=0, **{'z': 1}"
+    assert cx.join_arguments(params, {"a": "1"}) is None
+
+
+def test_check_output_correct_and_wrong() -> None:
+    assert cx.check_output(PROBLEM, "4", FAST) == cx.CheckResult(True, "passed")
+    wrong = cx.check_output(PROBLEM, "5", FAST)
+    assert not wrong.passed and wrong.how == "failed" and "AssertionError" in wrong.detail
+
+
+def test_check_input_correct_and_wrong() -> None:
+    assert cx.check_input(PROBLEM, "2, 2, k=1", FAST).passed
+    assert not cx.check_input(PROBLEM, "0, 3, k=1", FAST).passed
+
+
+def test_check_prediction_that_loops_forever_times_out() -> None:
+    looping = cx.check_output(PROBLEM, "[x for x in iter(int, 1)]", FAST)
+    assert not looping.passed and looping.how == "timeout"
+
+
+def test_check_prediction_with_syntax_error_is_invalid() -> None:
+    for bad in ("[1, 2", "4\nimport os", "1) or (True"):
+        result = cx.check_output(PROBLEM, bad, FAST)
+        assert not result.passed and result.how == "invalid"
+    assert cx.check_input(PROBLEM, "1, k=", FAST).how == "invalid"
+    assert cx.check_output(PROBLEM, None, FAST).how == "invalid"
+
+
+def test_load_problems_errors(tmp_path: Path) -> None:
+    with pytest.raises(cx.ProblemsError, match="cannot read"):
+        cx.load_problems(tmp_path / "missing.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x"}\n')
+    with pytest.raises(cx.ProblemsError, match="bad.jsonl:1"):
+        cx.load_problems(bad)
+
+
+@pytest.fixture(scope="module")
+def real_problems() -> list[cx.Problem]:
+    if not DEFAULT_PROBLEMS.is_file():
+        pytest.skip(f"CruxEval not found at {DEFAULT_PROBLEMS}")
+    problems = cx.load_problems(DEFAULT_PROBLEMS)
+    assert len(problems) == 800
+    picked = ["sample_0", "sample_17", "sample_51", "sample_280"]  # plain, one-line f, module statements, globals
+    return [p for p in problems if p.id in picked]
+
+
+@pytest.mark.parametrize(("mode", "via"), [("output", "step_return"), ("output", "breakpoint"), ("input", "step_return")])
+def test_oracle_passes_real_problems(real_problems: list[cx.Problem], mode: str, via: str) -> None:
+    sessions = ModelSessions(None, "oracle", vllm_url=None, max_state_tokens=64, constrained=True, threads=1)
+    records = [cx.evaluate_problem(p, mode, via, sessions, oracle=True) for p in real_problems]  # type: ignore[arg-type]
+    assert [r["passed"] for r in records] == [True] * len(records), records
+
+
+def test_model_path_runs_on_a_tiny_model(tiny_checkpoint: Path) -> None:
+    sessions = ModelSessions(tiny_checkpoint, "transformers", vllm_url=None, max_state_tokens=12, constrained=True, threads=1)
+    for mode in ("output", "input"):
+        record = cx.evaluate_problem(PROBLEM, mode, "step_return", sessions)  # type: ignore[arg-type]
+        assert set(record) >= {"id", "prediction", "passed", "how"}
+        assert record["passed"] is False or record["prediction"] is not None
+        json.dumps(record)
+    sessions.close()
+
+
+def test_cli_oracle_input_mode_writes_predictions_and_summary(tmp_path: Path) -> None:
+    problems = tmp_path / "p.jsonl"
+    problems.write_text(PROBLEM.model_dump_json() + "\n" + PROBLEM.model_copy(update={"id": "t1", "output": "5"}).model_dump_json() + "\n")
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "neural_debugger_cli", "eval", "cruxeval", "--mode", "input", "--backend", "oracle", "--problems", str(problems), "--out", str(out), "--no-progress"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert [(r["id"], r["prediction"], r["passed"]) for r in records] == [("t0", "1, 3, *(), k=0, **{}", True), ("t1", "1, 3, *(), k=0, **{}", False)]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pass@1"] == 50.0 and summary["n"] == 2
+
+
+def test_cli_bad_input_is_a_clear_error(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "neural_debugger_cli", "eval", "cruxeval", "--backend", "oracle", "--problems", str(tmp_path / "no.jsonl"), "--out", str(tmp_path)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 2 and "cannot read the problems file" in done.stderr
+    cmd[cmd.index("oracle")] = "nonsense"
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 2 and "unknown backend" in done.stderr

@@ -1,0 +1,34 @@
+"""Plots and RESULTS.md are generated from the summary files, with the paper's numbers beside ours."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from train import plots
+
+
+def _write(folder: Path, data: dict) -> None:
+    folder.mkdir(parents=True)
+    (folder / "summary.json").write_text(json.dumps(data))
+
+
+def test_plots_and_table_from_summaries(tmp_path: Path) -> None:
+    _write(tmp_path / "cruxeval-output", {"pass@1": 12.34, "n": 800, "passed": 99, "backend": "transformers", "model": "checkpoints/default"})
+    _write(tmp_path / "cruxeval-oracle-output", {"pass@1": 99.5, "n": 800, "passed": 796, "backend": "oracle"})
+    rate = {"stops": 10, "location": 0.9, "locals": 0.8, "state": 0.7}
+    _write(tmp_path / "fidelity", {"overall": rate, "by_action": {"step_into": rate, "step_over": rate}, "by_horizon": {"1": rate, "3-4": rate},
+                                   "programs_used": 3, "programs": "x", "seed": 0, "scripts": 2, "max_steps": 12, "backend": "transformers",
+                                   "model": "checkpoints/default"})
+    written = plots.make_all(tmp_path)
+    names = sorted(p.name for p in written)
+    assert names == ["RESULTS.md", "cruxeval.png", "fidelity_by_action.png", "fidelity_by_horizon.png"]
+    for p in written:
+        if p.suffix == ".png":
+            assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
+    table = (tmp_path / "RESULTS.md").read_text()
+    assert "12.3 (99/800)" in table and "99.5 (796/800)" in table and "48.0" in table and "83.2" in table
+    assert "| step_into | 10 | 90.0 | 80.0 | 70.0 |" in table
+
+
+def test_no_summaries_writes_nothing(tmp_path: Path) -> None:
+    assert plots.make_all(tmp_path) == []

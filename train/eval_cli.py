@@ -1,0 +1,192 @@
+"""`neural-debugger eval`: CruxEval (`eval cruxeval`) and next-state fidelity (`eval fidelity`).
+
+Heavy imports (torch, transformers) happen only inside the commands.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from model.paths import DEFAULT_CHECKPOINT, REPO_ROOT
+
+app = typer.Typer(add_completion=False, help="Evaluate a model: CruxEval and next-state fidelity.", no_args_is_help=True)
+
+DEFAULT_PROBLEMS = REPO_ROOT.parent / "shared" / "cruxeval" / "cruxeval.jsonl"
+BACKENDS = ("transformers", "vllm", "oracle")
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+class SharedBackend:
+    """A backend shared by many sessions: closing one session leaves the model (and its KV cache) loaded."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.max_model_len = getattr(inner, "max_model_len", None)
+
+    def generate(self, prompt_ids: list[int], **kwargs: Any) -> Any:
+        return self.inner.generate(prompt_ids, **kwargs)
+
+    def close(self) -> None:
+        """Nothing: the owner (`ModelSessions`) closes the real backend."""
+
+
+class ModelSessions:
+    """Makes one session per program from a model loaded once (the backend and its tokenizer are shared)."""
+
+    def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
+                 constrained: bool, threads: int | None) -> None:  # fmt: skip
+        self.kind = backend
+        self.max_state_tokens = max_state_tokens
+        self.constrained = constrained
+        self.backend: Any = None
+        self.tokenizer: Any = None
+        if backend == "oracle":
+            return
+        from model.backends.base import BackendError
+        from model.paths import CheckpointNotFound, resolve_checkpoint
+
+        try:
+            folder = resolve_checkpoint(model)
+            if backend == "transformers":
+                from model.backends.hf import HFBackend
+
+                self.backend = HFBackend(folder, threads=threads)
+                self.tokenizer = self.backend.tokenizer
+            else:
+                from model.backends.vllm_server import VLLMServerBackend
+                from model.session import _context_length, _load_tokenizer
+
+                if not vllm_url:
+                    raise _fail("--backend vllm needs --vllm-url (e.g. http://127.0.0.1:8000)")
+                self.tokenizer = _load_tokenizer(folder)
+                self.backend = VLLMServerBackend(vllm_url, seed=0, max_model_len=_context_length(folder))
+        except (CheckpointNotFound, BackendError) as exc:
+            raise _fail(str(exc)) from None
+
+    @property
+    def oracle(self) -> bool:
+        return self.kind == "oracle"
+
+    def __call__(self, program: str, breakpoints: list[int] | None = None) -> Any:
+        """A fresh, not yet started session on `program`."""
+        if self.oracle:
+            from model.oracle import OracleDebugger
+
+            return OracleDebugger(program, breakpoints=list(breakpoints or []))
+        from model.session import NeuralDebugger
+
+        return NeuralDebugger(SharedBackend(self.backend), self.tokenizer, program, breakpoints=list(breakpoints or []),
+                              temperature=0.0, max_state_tokens=self.max_state_tokens, constrained=self.constrained)  # fmt: skip
+
+    def close(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+
+
+def _check_backend(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise _fail(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
+
+
+@app.command()
+def cruxeval(
+    mode: str = typer.Option("output", help="output (CruxEval-O) | input (CruxEval-I)"),
+    via: str = typer.Option("step_return", help="output mode: step_return | breakpoint"),
+    model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
+    backend: str = typer.Option("transformers", help="transformers | vllm | oracle (tracegen's recorder: checks posing and scoring)"),
+    vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
+    problems: Path = typer.Option(DEFAULT_PROBLEMS, help="CruxEval JSON lines"),
+    limit: int | None = typer.Option(None, min=1, help="only the first N problems"),
+    out: Path = typer.Option(..., help="output folder: predictions.jsonl and summary.json"),
+    max_state_tokens: int = typer.Option(192, min=8, help="longest state to generate (a retry gets twice as many)"),
+    constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
+    threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
+    progress: bool = typer.Option(True, help="show a progress bar"),
+) -> None:
+    """CruxEval pass@1 (greedy): pose each problem as a debugging session, score by executing the prediction."""
+    from tqdm import tqdm
+
+    from train import cruxeval as cx
+
+    if mode not in ("output", "input"):
+        raise _fail(f"unknown mode {mode!r}: use output or input")
+    if via not in ("step_return", "breakpoint"):
+        raise _fail(f"unknown --via {via!r}: use step_return or breakpoint")
+    _check_backend(backend)
+    try:
+        items = cx.load_problems(problems, limit)
+    except cx.ProblemsError as exc:
+        raise _fail(str(exc)) from None
+    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
+    records: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    bar = tqdm(items, desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
+    for problem in bar:
+        records.append(cx.evaluate_problem(problem, mode, via, sessions, oracle=sessions.oracle))  # type: ignore[arg-type]
+        bar.set_postfix(pass1=f"{100.0 * sum(r['passed'] for r in records) / len(records):.1f}%")
+    bar.close()
+    elapsed = time.perf_counter() - start
+    summary = cx.summarize(
+        records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
+        model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
+        limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, seconds=round(elapsed, 1),
+    )  # fmt: skip
+    cx.write_results(out, records, summary)
+    typer.echo(f"pass@1 {summary['pass@1']:.2f}% ({summary['passed']}/{summary['n']}) in {elapsed:.0f} s; wrote {out}/predictions.jsonl and {out}/summary.json")
+
+
+@app.command()
+def fidelity(
+    programs: Path = typer.Option(..., help="a folder of .py programs, one .py file, or a synth shard (.jsonl)"),
+    model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
+    backend: str = typer.Option("transformers", help="transformers | vllm | oracle"),
+    vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
+    out: Path = typer.Option(..., help="output folder: summary.json and steps.jsonl"),
+    seed: int = typer.Option(0, help="seed of the random action scripts"),
+    scripts: int = typer.Option(2, min=1, help="random action scripts per program"),
+    max_steps: int = typer.Option(12, min=1, help="actions per script"),
+    limit: int | None = typer.Option(None, min=1, help="only the first N programs"),
+    max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate"),
+    constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
+    threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
+    progress: bool = typer.Option(True, help="show a progress bar"),
+) -> None:
+    """Next-state exact match per action type and against horizon, vs tracegen's fast recorder (teacher-forced)."""
+    from train import fidelity as fd
+
+    _check_backend(backend)
+    try:
+        sources = fd.load_programs(programs, limit)
+    except fd.ProgramsError as exc:
+        raise _fail(str(exc)) from None
+    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
+    start = time.perf_counter()
+    report = fd.evaluate(sources, sessions, seed=seed, scripts=scripts, max_steps=max_steps, progress=progress)
+    summary = report.summary(backend=backend, model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT),
+                             programs=str(programs), seed=seed, scripts=scripts, max_steps=max_steps,
+                             seconds=round(time.perf_counter() - start, 1))  # fmt: skip
+    fd.write_results(out, report, summary)
+    overall = summary["overall"]
+    typer.echo(f"next-state exact {100 * overall['state']:.1f}% (location {100 * overall['location']:.1f}%, locals {100 * overall['locals']:.1f}%) "
+               f"over {overall['stops']} steps of {summary['programs_used']} programs; wrote {out}/summary.json")  # fmt: skip
+
+
+@app.command()
+def plots(
+    results: Path = typer.Option(Path("results"), help="folder holding the eval outputs (cruxeval-*/, fidelity/)"),
+) -> None:
+    """Plots (PNG) and RESULTS.md from the JSON summaries in RESULTS."""
+    from train import plots as pl
+
+    written = pl.make_all(results)
+    for path in written:
+        typer.echo(f"wrote {path}")
+    if not written:
+        raise _fail(f"no summaries found under {results}")

@@ -1,0 +1,177 @@
+"""Plots (PNG) and a markdown results table from the evaluation summaries under a results folder.
+
+Reads (whatever exists of): ``cruxeval-output/``, ``cruxeval-output-breakpoint/``,
+``cruxeval-input/`` (the shipped model), ``cruxeval-oracle-output/``, ``cruxeval-oracle-input/``
+(the recorder: a check of posing and scoring) and ``fidelity/`` (each holding ``summary.json``).
+Writes ``cruxeval.png``, ``fidelity_by_action.png``, ``fidelity_by_horizon.png`` and
+``RESULTS.md``. The paper's numbers are constants below (Beck et al. 2026, as quoted in DESIGN.md);
+every number of ours comes from a summary file.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+# CruxEval pass@1 (greedy), Beck, Gehring, Kossen, Synnaeve, "Towards a Neural Debugger for Python" (arXiv 2603.09951).
+PAPER_CRUXEVAL: dict[str, dict[str, float]] = {
+    "1.8B from scratch, 150B tokens": {"input": 53.6, "output": 48.0, "output-breakpoint": 57.7},
+    "32B CWM fine-tuned, 50B tokens": {"input": 66.5, "output": 77.9, "output-breakpoint": 83.2},
+}
+PAPER_FIDELITY_NOTE = "the paper reports >90% next-state exact match for the 32B model on step_into, step_over, step_return and breakpoint"
+TASKS: dict[str, str] = {"input": "input (inv_step_call)", "output": "output (step_return)", "output-breakpoint": "output (breakpoint)"}
+ACTION_ORDER = ("step_into", "step_over", "step_return", "breakpoint", "continue")
+
+
+def load_summaries(results: Path) -> dict[str, dict[str, Any]]:
+    """Every ``<name>/summary.json`` under `results`, by folder name."""
+    found: dict[str, dict[str, Any]] = {}
+    for path in sorted(Path(results).glob("*/summary.json")):
+        try:
+            found[path.parent.name] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+def _ours(summaries: dict[str, dict[str, Any]], prefix: str) -> dict[str, dict[str, Any]]:
+    return {task: summaries[f"{prefix}{task}"] for task in TASKS if f"{prefix}{task}" in summaries}
+
+
+def plot_cruxeval(summaries: dict[str, dict[str, Any]], out: Path) -> Path | None:
+    """Grouped bars: pass@1 per task for the paper's models and ours."""
+    ours = _ours(summaries, "cruxeval-")
+    if not ours:
+        return None
+    plt = _pyplot()
+    rows = [(name, values) for name, values in PAPER_CRUXEVAL.items()]
+    rows.append(("ours (" + _model_label(next(iter(ours.values()))) + ")", {t: s["pass@1"] for t, s in ours.items()}))
+    fig, ax = plt.subplots(figsize=(8, 4.2))
+    width = 0.8 / len(rows)
+    for i, (label, values) in enumerate(rows):
+        xs = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(TASKS))]
+        heights = [values.get(task, 0.0) for task in TASKS]
+        bars = ax.bar(xs, heights, width, label=label)
+        for x, h, task in zip(xs, heights, TASKS):
+            ax.annotate(f"{h:.1f}" if task in values else "n/a", (x, h), ha="center", va="bottom", fontsize=7)
+        _ = bars
+    ax.set_xticks(range(len(TASKS)), list(TASKS.values()))
+    ax.set_ylabel("CruxEval pass@1 (%)")
+    ax.set_ylim(0, 100)
+    ax.set_title("CruxEval, greedy decoding: the paper's models and ours")
+    ax.legend(fontsize=8, loc="upper left")
+    return _save(fig, out / "cruxeval.png")
+
+
+def plot_fidelity_by_action(summary: dict[str, Any], out: Path) -> Path:
+    """Bars: exact match of location, locals and the whole state, per action type."""
+    plt = _pyplot()
+    kinds = [k for k in ACTION_ORDER if k in summary["by_action"]] + [k for k in summary["by_action"] if k not in ACTION_ORDER]
+    fig, ax = plt.subplots(figsize=(8, 4))
+    metrics = ("location", "locals", "state")
+    width = 0.8 / len(metrics)
+    for i, metric in enumerate(metrics):
+        xs = [j + (i - 1) * width for j in range(len(kinds))]
+        ax.bar(xs, [100 * summary["by_action"][k][metric] for k in kinds], width, label=metric)
+    ax.set_xticks(range(len(kinds)), [f"{k}\n(n={summary['by_action'][k]['stops']})" for k in kinds])
+    ax.set_ylabel("next-state exact match (%)")
+    ax.set_ylim(0, 105)
+    ax.axhline(90, color="grey", linestyle=":", linewidth=1, label="paper, 32B: >90%")
+    ax.set_title(f"Next-state fidelity per action ({_model_label(summary)}, teacher-forced)")
+    ax.legend(fontsize=8)
+    return _save(fig, out / "fidelity_by_action.png")
+
+
+def plot_fidelity_by_horizon(summary: dict[str, Any], out: Path) -> Path:
+    """Lines: exact match against how many line events the action skips (the paper's Figure 8)."""
+    plt = _pyplot()
+    labels = list(summary["by_horizon"])
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for metric in ("location", "locals", "state"):
+        ax.plot(labels, [100 * summary["by_horizon"][b][metric] for b in labels], marker="o", label=metric)
+    ax.set_xticks(range(len(labels)), [f"{b}\n(n={summary['by_horizon'][b]['stops']})" for b in labels])
+    ax.set_xlabel("horizon: line events skipped by the action")
+    ax.set_ylabel("next-state exact match (%)")
+    ax.set_ylim(0, 105)
+    ax.set_title(f"Accuracy vs prediction horizon ({_model_label(summary)})")
+    ax.legend(fontsize=8)
+    return _save(fig, out / "fidelity_by_horizon.png")
+
+
+def results_markdown(summaries: dict[str, dict[str, Any]]) -> str:
+    """RESULTS.md: the CruxEval table (paper beside ours), the oracle check, the fidelity tables."""
+    lines = ["# Results", "", "Generated by `make results` (`train/plots.py`) from the `summary.json` files in this folder; do not edit by hand.", ""]
+    ours = _ours(summaries, "cruxeval-")
+    lines += ["## CruxEval pass@1 (greedy)", "", "| model | " + " | ".join(TASKS.values()) + " |", "|---|" + "---|" * len(TASKS)]
+    for name, values in PAPER_CRUXEVAL.items():
+        lines.append(f"| paper: {name} | " + " | ".join(f"{values[t]:.1f}" for t in TASKS) + " |")
+    if ours:
+        label = _model_label(next(iter(ours.values())))
+        lines.append(f"| **ours: {label}** | " + " | ".join(_cell(ours.get(t)) for t in TASKS) + " |")
+    oracle = _ours(summaries, "cruxeval-oracle-")
+    if oracle:
+        lines.append("| oracle (tracegen's recorder; checks posing and scoring) | " + " | ".join(_cell(oracle.get(t)) for t in TASKS) + " |")
+    lines += ["", "A cell shows pass@1 in percent and (passed/n); `-` means not run. Input mode hides the input on the calling line "
+              "(`result = f(...)`). The oracle's input column reads the arguments from a recording of the real call: it checks "
+              "argument joining and scoring, not prediction.", ""]  # fmt: skip
+    fidelity = summaries.get("fidelity")
+    if fidelity:
+        lines += [f"## Next-state fidelity ({_model_label(fidelity)}, teacher-forced, vs tracegen's fast recorder)", "",
+                  f"{fidelity['programs_used']} programs from `{fidelity.get('programs')}`, {fidelity.get('scripts')} seeded random "
+                  f"scripts each (seed {fidelity.get('seed')}, at most {fidelity.get('max_steps')} actions). For reference, {PAPER_FIDELITY_NOTE}.", "",
+                  "| action | steps | location | locals | whole state |", "|---|---|---|---|---|"]  # fmt: skip
+        for kind in [k for k in ACTION_ORDER if k in fidelity["by_action"]]:
+            lines.append(_rate_row(kind, fidelity["by_action"][kind]))
+        lines.append(_rate_row("**all**", fidelity["overall"]))
+        lines += ["", "| horizon (line events skipped) | steps | location | locals | whole state |", "|---|---|---|---|---|"]
+        lines += [_rate_row(label, rates) for label, rates in fidelity["by_horizon"].items()]
+        lines.append("")
+    lines += ["![CruxEval](cruxeval.png)", "", "![fidelity per action](fidelity_by_action.png)", "", "![accuracy vs horizon](fidelity_by_horizon.png)", ""]
+    return "\n".join(lines)
+
+
+def make_all(results: Path) -> list[Path]:
+    """Write every plot whose summaries exist, and RESULTS.md; returns the files written."""
+    results = Path(results)
+    summaries = load_summaries(results)
+    if not summaries:
+        return []
+    written = [p for p in [plot_cruxeval(summaries, results)] if p is not None]
+    if "fidelity" in summaries:
+        written += [plot_fidelity_by_action(summaries["fidelity"], results), plot_fidelity_by_horizon(summaries["fidelity"], results)]
+    target = results / "RESULTS.md"
+    target.write_text(results_markdown(summaries), encoding="utf-8")
+    return written + [target]
+
+
+def _cell(summary: dict[str, Any] | None) -> str:
+    return "-" if summary is None else f"{summary['pass@1']:.1f} ({summary['passed']}/{summary['n']})"
+
+
+def _rate_row(label: str, rates: dict[str, Any]) -> str:
+    return f"| {label} | {rates['stops']} | {100 * rates['location']:.1f} | {100 * rates['locals']:.1f} | {100 * rates['state']:.1f} |"
+
+
+def _model_label(summary: dict[str, Any]) -> str:
+    if summary.get("backend") == "oracle":
+        return "oracle"
+    model = summary.get("model") or "model"
+    return Path(model).name if Path(model).name != "default" else "shipped model"
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path
