@@ -436,6 +436,8 @@ def _json_value(text: str, what: str) -> tuple[object, str]:
         value, end = json.JSONDecoder().raw_decode(text)
     except json.JSONDecodeError as error:
         raise ParseError(f"{what}: bad JSON {text[:60]!r} ({error.msg})") from None
+    except RecursionError:
+        raise ParseError(f"{what}: JSON nested too deeply") from None
     return value, text[end:]
 
 
@@ -457,6 +459,8 @@ def _parse_locals(text: str, where: str) -> tuple[dict[str, str], bool]:
         pairs = json.loads(body, object_pairs_hook=lambda p: p)
     except json.JSONDecodeError as error:
         raise ParseError(f"{where}: locals are not a JSON object: {text[:80]!r} ({error.msg})") from None
+    except RecursionError:
+        raise ParseError(f"{where}: locals nested too deeply") from None
     values: dict[str, str] = {}
     for key, value in pairs:
         if not isinstance(value, str):
@@ -467,7 +471,15 @@ def _parse_locals(text: str, where: str) -> tuple[dict[str, str], bool]:
     return values, delta
 
 
-_LINE_RE = re.compile(r"(-?\d+)(.*)", re.S)
+_LINE_RE = re.compile(r"(-?[0-9]+)(.*)", re.S)
+_INT_RE = re.compile(r"-?[0-9]{1,9}")
+
+
+def _small_int(text: str, what: str) -> int:
+    """An ASCII integer of at most 9 digits (line numbers, exit codes), else `ParseError`."""
+    if not _INT_RE.fullmatch(text):
+        raise ParseError(f"{what} must be an integer of at most 9 digits, found {text[:40]!r}")
+    return int(text)
 
 
 def _parse_frame(cur: _Cursor, program: str, new: list[Frame], old: list[Frame]) -> Frame:
@@ -490,7 +502,7 @@ def _parse_frame(cur: _Cursor, program: str, new: list[Frame], old: list[Frame])
     match = _LINE_RE.fullmatch(text)
     if not match:
         raise ParseError(f"{where}: expected a line number then locals, found {text[:60]!r}")
-    line = int(match.group(1))
+    line = _small_int(match.group(1), f"{where}: line number")
     values, delta = _parse_locals(match.group(2), where)
     if sep == FRAME_SEP:
         if depth >= len(old):
@@ -526,9 +538,7 @@ def parse_state(text: str, previous: State | None, program: str) -> State:
     elif token in _TOKEN_TO_ENDING:
         reason, ending = StopReason.EXITED, _TOKEN_TO_ENDING[token]
         if rest.strip():
-            if not re.fullmatch(r"-?\d+", rest.strip()):
-                raise ParseError(f"exit code must be an integer, found {rest[:40]!r}")
-            exit_code = int(rest)
+            exit_code = _small_int(rest.strip(), "exit code")
     else:
         raise ParseError(f"state must start with a reason or ending token, found {token}")
     old = list(reversed(previous.frames)) if previous is not None else []
@@ -584,9 +594,9 @@ def parse_session(text: str, program: str) -> tuple[list[int], list[tuple[Action
         raise ParseError(f"a session starts with {BOS}{SRC_SEP}, the listing, then {BREAKPOINTS}")
     bp_text, newline, body = body.partition("\n")
     bp_pieces = [p for p in _SPLIT_RE.split(bp_text) if p]
-    if not newline or bp_pieces[::2] != [LINE_SEP] * len(bp_pieces[1::2]) or not all(p.isdigit() for p in bp_pieces[1::2]):
+    if not newline or bp_pieces[::2] != [LINE_SEP] * len(bp_pieces[1::2]) or len(bp_pieces) % 2:
         raise ParseError(f"bad breakpoint list {bp_text[:60]!r}")
-    breakpoints = [int(p) for p in bp_pieces[1::2]]
+    breakpoints = [_small_int(p, "breakpoint line") for p in bp_pieces[1::2]]
     result: list[tuple[Action | None, State]] = []
     previous: State | None = None
     chunks = body.split(STATE_END)
@@ -594,7 +604,7 @@ def parse_session(text: str, program: str) -> tuple[list[int], list[tuple[Action
         raise ParseError(f"session text ends inside a state: {chunks[-1][:60]!r}")
     for chunk in chunks[:-1]:
         action: Action | None = None
-        match = re.match("(" + "|".join(re.escape(t) for t in ACTION_TOKENS.values()) + r")(?:" + re.escape(LINE_SEP) + r"\d+)?", chunk)
+        match = re.match("(" + "|".join(re.escape(t) for t in ACTION_TOKENS.values()) + r")(?:" + re.escape(LINE_SEP) + r"[0-9]+)?", chunk)
         if match:
             action, chunk = parse_action(match.group()), chunk[match.end():]
         elif result:
@@ -611,9 +621,9 @@ def parse_action(text: str) -> Action:
         raise ParseError(f"not an action: {text[:40]!r}")
     kind = _TOKEN_TO_ACTION[pieces[0]]
     if kind is ActionKind.BREAKPOINT:
-        if len(pieces) != 3 or pieces[1] != LINE_SEP or not pieces[2].isdigit():
+        if len(pieces) != 3 or pieces[1] != LINE_SEP:
             raise ParseError(f"a breakpoint action is {BREAKPOINT}{LINE_SEP}N, got {text[:40]!r}")
-        return Action(kind=kind, line=int(pieces[2]))
+        return Action(kind=kind, line=_small_int(pieces[2], "breakpoint line"))
     if len(pieces) != 1:
         raise ParseError(f"unexpected text after {pieces[0]}: {text[:40]!r}")
     return Action(kind=kind)

@@ -296,6 +296,12 @@ def test_truncated_or_corrupted_states_raise_parse_error_only(traj: Trajectory, 
         ("<|step_into|><|state_end|>", "must start"),
         ('<|reason_step|><|call_sep|>f<|line_sep|>2{}<|stdout|>"a<|state_end|>', "stdout"),
         ("<|reason_step|><|call_sep|>f<|line_sep|>2{}<|return_sep|>f<|state_end|>", "return value"),
+        ("<|reason_step|><|call_sep|>f<|line_sep|>" + "9" * 5000 + "{}<|state_end|>", "line number"),
+        ("<|reason_step|><|call_sep|>f<|line_sep|>\u0663{}<|state_end|>", "line number"),
+        ("<|exit_error|>" + "1" * 5000 + "<|state_end|>", "exit code"),
+        ('<|reason_step|><|call_sep|>f<|line_sep|>2{"a":' + "[" * 100000 + "<|state_end|>", "locals"),
+        ('<|reason_step|><|call_sep|>f<|line_sep|>2{"a":{"b":"c"}}<|state_end|>', "repr string"),
+        ('<|reason_step|><|call_sep|>f<|line_sep|>2{}<|stdout|>' + "[" * 100000 + "<|state_end|>", "stdout"),
     ],
 )
 def test_parse_error_messages(text: str, message: str) -> None:
