@@ -4,6 +4,7 @@ Heavy imports (torch, transformers) happen only inside the commands.
 """
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -127,11 +128,16 @@ def cruxeval(
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
     records: list[dict[str, Any]] = []
     start = time.perf_counter()
+    out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(items, desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
-    for problem in bar:
-        records.append(cx.evaluate_problem(problem, mode, via, sessions, oracle=sessions.oracle))  # type: ignore[arg-type]
-        bar.set_postfix(pass1=f"{100.0 * sum(r['passed'] for r in records) / len(records):.1f}%")
+    with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial:  # what an interrupted run leaves
+        for problem in bar:
+            records.append(cx.evaluate_problem(problem, mode, via, sessions, oracle=sessions.oracle))  # type: ignore[arg-type]
+            partial.write(json.dumps(records[-1], ensure_ascii=False) + "\n")
+            partial.flush()
+            bar.set_postfix(pass1=f"{100.0 * sum(r['passed'] for r in records) / len(records):.1f}%")
     bar.close()
+    sessions.close()
     elapsed = time.perf_counter() - start
     summary = cx.summarize(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
@@ -139,6 +145,7 @@ def cruxeval(
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, seconds=round(elapsed, 1),
     )  # fmt: skip
     cx.write_results(out, records, summary)
+    (out / "predictions.partial.jsonl").unlink(missing_ok=True)
     typer.echo(f"pass@1 {summary['pass@1']:.2f}% ({summary['passed']}/{summary['n']}) in {elapsed:.0f} s; wrote {out}/predictions.jsonl and {out}/summary.json")
 
 
@@ -172,6 +179,7 @@ def fidelity(
     summary = report.summary(backend=backend, model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT),
                              programs=str(programs), seed=seed, scripts=scripts, max_steps=max_steps,
                              seconds=round(time.perf_counter() - start, 1))  # fmt: skip
+    sessions.close()
     fd.write_results(out, report, summary)
     overall = summary["overall"]
     typer.echo(f"next-state exact {100 * overall['state']:.1f}% (location {100 * overall['location']:.1f}%, locals {100 * overall['locals']:.1f}%) "
