@@ -65,18 +65,20 @@ e2e: setup vsix
 # --- evaluation: CruxEval and next-state fidelity of the shipped model, plots, results/RESULTS.md -----
 # `make results` takes about 30-40 minutes on 2 free cores (3 x 800 CruxEval problems + fidelity);
 # `make results CRUXEVAL_LIMIT=100` is a quick look (the table then says n=100).
+# EVAL_WORKERS=2 runs two model processes (one per core).
 # `make results-oracle` reruns the recorder's check of posing and scoring (~15 min; kept in results/).
 .PHONY: results results-oracle
 RESULTS_MODEL ?= checkpoints/default
 CRUXEVAL_LIMIT ?=
 FIDELITY_PROGRAMS ?= examples
+EVAL_WORKERS ?= 2
 EVAL := nice -n 10 $(BIN)/neural-debugger eval
 CRUX_LIMIT_OPT := $(if $(CRUXEVAL_LIMIT),--limit $(CRUXEVAL_LIMIT),)
 
 results: setup
-	$(EVAL) cruxeval --mode output --via step_return --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --out results/cruxeval-output
-	$(EVAL) cruxeval --mode output --via breakpoint --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --out results/cruxeval-output-breakpoint
-	$(EVAL) cruxeval --mode input --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --out results/cruxeval-input
+	$(EVAL) cruxeval --mode output --via step_return --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output
+	$(EVAL) cruxeval --mode output --via breakpoint --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output-breakpoint
+	$(EVAL) cruxeval --mode input --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-input
 	$(EVAL) fidelity --programs $(FIDELITY_PROGRAMS) --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity
 	$(EVAL) plots --results results
 

@@ -123,3 +123,17 @@ def test_cli_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     cmd[cmd.index("oracle")] = "nonsense"
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 2 and "unknown backend" in done.stderr
+
+
+def test_cli_two_workers_match_one(tmp_path: Path) -> None:
+    problems = tmp_path / "p.jsonl"
+    problems.write_text("".join(PROBLEM.model_copy(update={"id": f"t{i}", "input": f"{i}, 3, k=0"}).model_dump_json() + "\n" for i in range(3)))
+    base = [sys.executable, "-m", "neural_debugger_cli", "eval", "cruxeval", "--backend", "oracle", "--problems", str(problems), "--no-progress"]
+    root = Path(__file__).resolve().parent.parent
+    outs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"w{workers}"
+        done = subprocess.run(base + ["--workers", workers, "--out", str(out)], capture_output=True, text=True, timeout=180, cwd=root)
+        assert done.returncode == 0, done.stderr
+        outs.append([(r["id"], r["prediction"], r["passed"]) for r in map(json.loads, (out / "predictions.jsonl").read_text().splitlines())])
+    assert outs[0] == outs[1] == [("t0", "3", True), ("t1", "4", True), ("t2", "5", True)]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +111,7 @@ def cruxeval(
     max_state_tokens: int = typer.Option(192, min=8, help="longest state to generate (a retry gets twice as many)"),
     constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
+    workers: int = typer.Option(1, min=1, help="processes, each with its own copy of the model (2 on 2 free cores)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """CruxEval pass@1 (greedy): pose each problem as a debugging session, score by executing the prediction."""
@@ -129,10 +132,13 @@ def cruxeval(
     records: list[dict[str, Any]] = []
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
-    bar = tqdm(items, desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
-    with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial:  # what an interrupted run leaves
-        for problem in bar:
-            records.append(cx.evaluate_problem(problem, mode, via, sessions, oracle=sessions.oracle))  # type: ignore[arg-type]
+    bar = tqdm(total=len(items), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
+    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads)
+    with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial, \
+            _problem_runner(sessions, settings, mode, via, workers) as run:  # what an interrupted run leaves
+        for record in run(items):
+            records.append(record)
+            bar.update(1)
             partial.write(json.dumps(records[-1], ensure_ascii=False) + "\n")
             partial.flush()
             bar.set_postfix(pass1=f"{100.0 * sum(r['passed'] for r in records) / len(records):.1f}%")
@@ -142,11 +148,41 @@ def cruxeval(
     summary = cx.summarize(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
-        limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, seconds=round(elapsed, 1),
+        limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
     )  # fmt: skip
     cx.write_results(out, records, summary)
     (out / "predictions.partial.jsonl").unlink(missing_ok=True)
     typer.echo(f"pass@1 {summary['pass@1']:.2f}% ({summary['passed']}/{summary['n']}) in {elapsed:.0f} s; wrote {out}/predictions.jsonl and {out}/summary.json")
+
+
+_WORKER: dict[str, Any] = {}  # per worker process: its ModelSessions and task settings (set once by _init_worker)
+
+
+def _init_worker(settings: tuple, mode: str, via: str) -> None:
+    model, backend, vllm_url, max_state_tokens, constrained, threads = settings
+    _WORKER.update(sessions=ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens,
+                                          constrained=constrained, threads=threads), mode=mode, via=via)  # fmt: skip
+
+
+def _work(problem: Any) -> dict[str, Any]:
+    from train import cruxeval as cx
+
+    sessions = _WORKER["sessions"]
+    return cx.evaluate_problem(problem, _WORKER["mode"], _WORKER["via"], sessions, oracle=sessions.oracle)
+
+
+@contextmanager
+def _problem_runner(sessions: ModelSessions, settings: tuple, mode: str, via: str, workers: int) -> Iterator[Any]:
+    """A function from problems to their records, in order: in this process, or in `workers` processes."""
+    from train import cruxeval as cx
+
+    if workers <= 1:
+        yield lambda items: (cx.evaluate_problem(p, mode, via, sessions, oracle=sessions.oracle) for p in items)  # type: ignore[arg-type]
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=(settings, mode, via)) as pool:
+        yield lambda items: pool.imap(_work, items)
 
 
 @app.command()
