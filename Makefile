@@ -86,3 +86,7 @@ results-oracle: setup
 	$(EVAL) cruxeval --mode output --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-output
 	$(EVAL) cruxeval --mode input --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-input
 	$(EVAL) plots --results results
+
+# --- bench: every benchmark in one run; the table goes into README.md (between bench markers) ---
+bench: setup
+	nice -n 10 $(BIN)/python bench/run_all.py $(BENCH_ARGS)
