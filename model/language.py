@@ -465,9 +465,7 @@ def _parse_locals(text: str, where: str) -> tuple[dict[str, str], bool]:
     for key, value in pairs:
         if not isinstance(value, str):
             raise ParseError(f"{where}: local {key!r} must be a repr string, got {value!r}")
-        if key in values:
-            raise ParseError(f"{where}: local {key!r} written twice")
-        values[key] = value
+        values[key] = value  # written twice: the last value wins (as in JSON), so all the regex allows parses
     return values, delta
 
 
@@ -679,7 +677,7 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
     generated). Special tokens appear as their literal text.
     """
     info = program_info(program)
-    line_re = _alternation([str(n) for n in sorted(info.lines)], r"[0-9]+") if info.lines else r"[0-9]+"
+    line_re = _alternation([str(n) for n in sorted(info.lines)], r"[0-9]{1,9}") if info.lines else r"[0-9]{1,9}"
     name_re = _alternation([re.escape(n) for n in sorted(info.names)], GENERIC_NAME_RE) if info.names else GENERIC_NAME_RE
     locals_any = f"(?:{FULL_LOCALS_RE}|{DELTA_LOCALS_RE})"
     new_frame = f"{re.escape(CALL_SEP)}{name_re}{re.escape(LINE_SEP)}{line_re}{FULL_LOCALS_RE}"
@@ -694,7 +692,7 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
         kept += f"{head}{frame.line}{locals_any}"
     reasons = [REASON_STEP, REASON_BREAKPOINT, REASON_EXCEPTION, REASON_ENTRY]  # entry: the start, or an inverse step to it
     running = _alternation([re.escape(r) for r in reasons], "") + _alternation(stacks, "")
-    endings = _alternation([re.escape(t) for t in (*ENDING_TOKENS.values(), EXITED)], "") + "(?:-?[0-9]+)?"
+    endings = _alternation([re.escape(t) for t in (*ENDING_TOKENS.values(), EXITED)], "") + "(?:-?[0-9]{1,9})?"
     tail = (
         f"(?:{re.escape(RETURN_SEP)}{name_re}(?:\\.{name_re})?{JSON_STRING_RE})?"  # debugpy: Class.method
         f"(?:{re.escape(EXCEPTION_SEP)}{EXCEPTION_TYPE_RE}{JSON_STRING_RE})?"

@@ -289,7 +289,6 @@ def test_truncated_or_corrupted_states_raise_parse_error_only(traj: Trajectory, 
         ("<|reason_step|><|call_sep|>f<|line_sep|>x{}<|state_end|>", "line number"),
         ('<|reason_step|><|call_sep|>f<|line_sep|>2{"a":1}<|state_end|>', "repr string"),
         ('<|reason_step|><|call_sep|>f<|line_sep|>2{"a":"1"<|state_end|>', "not a JSON object"),
-        ('<|reason_step|><|call_sep|>f<|line_sep|>2{"a":"1","a":"2"}<|state_end|>', "twice"),
         ("<|reason_step|><|call_sep|>f<|line_sep|>2{}<|state_end|>junk", "after"),
         ("<|reason_step|><|call_sep|>f g<|line_sep|>2{}<|state_end|>", "bad function name"),
         ("<|exit_normal|>zero<|state_end|>", "exit code"),
@@ -473,3 +472,36 @@ def test_sampled_trajectories_round_trip_windows_and_grammar() -> None:
             previous = state
         for window in L.render_windows(traj, 400, len):
             L.parse_session(L.render_text(window), traj.program)
+
+
+_PREVIOUS = State(
+    reason=StopReason.STEP,
+    frames=[Frame(name="check", line=2, locals={"v": "1"}), Frame(name="<module>", line=6, locals={"x": "[]"})],
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(st.from_regex(L.state_regex(EXAMPLE, _PREVIOUS), fullmatch=True))
+def test_every_text_the_constraint_allows_parses(text: str) -> None:
+    state = L.parse_state(text, _PREVIOUS, EXAMPLE)
+    assert L.parse_state(L.render_state(state, _PREVIOUS), _PREVIOUS, EXAMPLE) == state
+    assert {f.line for f in state.frames} <= {1, 2, 3, 4, 6, 7}
+
+
+BROKEN = "def (:\n  pass\n"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(st.from_regex(L.state_regex(BROKEN, None), fullmatch=True))
+def test_constraint_of_a_program_that_does_not_compile_still_parses(text: str) -> None:
+    state = L.parse_state(text, None, BROKEN)
+    assert L.parse_state(L.render_state(state), None, BROKEN) == state
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_arbitrary_text_raises_parse_error_only(text: str) -> None:
+    try:
+        L.parse_state(text, _PREVIOUS, EXAMPLE)
+    except L.ParseError:
+        pass
