@@ -189,7 +189,7 @@ def main() -> int:
         sections = [
             ("step latency", lambda: step_latency(checkpoint, ROOT / "examples" / "functions.py", 8 if quick else 20)),
             ("tracegen", lambda: tracegen_throughput(sorted((ROOT / "examples").glob("*.py"))[: 2 if quick else 5], 20 if quick else 40)),
-            ("training", lambda: training_throughput(tmp / "train", 4 if quick else 20)),
+            ("training", lambda: training_throughput(tmp / "train", 4 if quick else 10)),
             ("cruxeval", lambda: cruxeval_wall_time(checkpoint, 2 if quick else args.cruxeval_limit, args.cruxeval)),
         ]
         for title, measure in sections:
