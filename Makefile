@@ -66,7 +66,7 @@ e2e: setup vsix
 # `make results` takes about 30-40 minutes on 2 free cores (3 x 800 CruxEval problems + fidelity);
 # `make results CRUXEVAL_LIMIT=100` is a quick look (the table then says n=100).
 # EVAL_WORKERS=2 runs two model processes (one per core).
-# `make results-oracle` reruns the recorder's check of posing and scoring (~15 min; kept in results/).
+# `make results-oracle` reruns the recorder's check of posing and scoring (~25 min; kept in results/).
 .PHONY: results results-oracle
 RESULTS_MODEL ?= checkpoints/default
 CRUXEVAL_LIMIT ?=
@@ -84,6 +84,7 @@ results: setup
 
 results-oracle: setup
 	$(EVAL) cruxeval --mode output --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-output
+	$(EVAL) cruxeval --mode output --via breakpoint --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-output-breakpoint
 	$(EVAL) cruxeval --mode input --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-input
 	$(EVAL) plots --results results
 
