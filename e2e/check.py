@@ -30,6 +30,15 @@ class Mismatch:
         return f"stop {self.stop}: {self.what}: {self.detail}"
 
 
+def squash(text: str) -> str:
+    """Whitespace runs as one space: how a browser renders a value (and how the driver reads it)."""
+    return " ".join(text.split())
+
+
+def _squashed(values: dict[str, str] | None) -> dict[str, str] | None:
+    return None if values is None else {squash(k): squash(v) for k, v in values.items()}
+
+
 def ui_stack(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
     """(name, line) of each frame row of the Call Stack view (session/thread rows skipped)."""
     frames = []
@@ -89,10 +98,10 @@ def check_stop(index: int, observed: dict[str, Any], adapter: AdapterStop | None
         bad("adapter", "VS Code showed a stop the DAP tap has no stopped event for")
         return problems
     shown_stack = ui_stack(observed.get("stack", []))
-    if shown_stack != adapter.stack:
+    if shown_stack != [(squash(name), line) for name, line in adapter.stack]:
         bad("Call Stack view", f"VS Code shows {shown_stack}, the adapter sent {adapter.stack}")
     shown_locals = ui_locals(observed.get("variables", []))
-    if shown_locals != adapter.locals:
+    if shown_locals != _squashed(adapter.locals):
         bad("Variables view", f"VS Code shows {shown_locals}, the adapter sent {adapter.locals}")
     if expected is not None:
         if expected.finished:
@@ -124,7 +133,7 @@ def _check_evaluations(index: int, observed: dict[str, Any], adapter: AdapterSto
         if sent is None:
             problems.append(Mismatch(index, f"hover {word}", "the adapter got no evaluate request with context 'hover'"))
             continue
-        if sent not in text:
+        if squash(sent) not in text:
             problems.append(Mismatch(index, f"hover {word}", f"VS Code shows {text!r}, the adapter answered {sent!r}"))
         if expected is not None and normalize_repr(sent) != truth.get(word):
             problems.append(Mismatch(index, f"hover {word}", f"adapter {sent!r}, debugpy {truth.get(word)!r}"))
@@ -134,7 +143,7 @@ def _check_evaluations(index: int, observed: dict[str, Any], adapter: AdapterSto
         if sent is None:
             problems.append(Mismatch(index, f"Debug Console {expression}", "the adapter got no evaluate request with context 'repl'"))
             continue
-        if sent not in rows:
+        if squash(sent) not in rows:
             problems.append(Mismatch(index, f"Debug Console {expression}", f"VS Code shows {rows}, the adapter answered {sent!r}"))
         if expected is not None and normalize_repr(sent) != truth.get(expression):
             problems.append(Mismatch(index, f"Debug Console {expression}", f"adapter {sent!r}, debugpy {truth.get(expression)!r}"))

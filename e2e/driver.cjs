@@ -65,6 +65,28 @@ function tapEvents(tapLog) {
   return counts;
 }
 
+async function tapQuiet(tapLog, quietMs, timeoutMs) {
+  // Until the tap log has not grown for quietMs (or timeoutMs has passed).
+  const size = () => {
+    try {
+      return fs.statSync(tapLog).size;
+    } catch (err) {
+      return -1;
+    }
+  };
+  let last = size();
+  let since = Date.now();
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() - since < quietMs && Date.now() < deadline) {
+    await sleep(100);
+    const now = size();
+    if (now !== last) {
+      last = now;
+      since = Date.now();
+    }
+  }
+}
+
 async function readViews(page) {
   return page.evaluate(() => {
     const rows = (selector) => Array.from(document.querySelectorAll(selector)).map((row) => ({
@@ -178,18 +200,28 @@ async function wordPosition(page, lineText, word) {
 }
 
 async function hover(page, spec, timeoutMs) {
-  await page.mouse.move(5, 5);
-  await sleep(300);
-  const pos = await waitFor(`the word ${spec.word} on the editor line "${spec.lineText.trim()}"`, timeoutMs,
-    () => wordPosition(page, spec.lineText, spec.word));
-  await page.mouse.move(pos.x, pos.y, { steps: 4 });
+  // Up to three tries: VS Code sometimes drops a hover whose mouse move came too early.
   const widget = page.locator('.debug-hover-widget');
-  await widget.first().waitFor({ state: 'visible', timeout: timeoutMs });
-  const text = await waitFor(`the debug hover of ${spec.word} to show a value`, timeoutMs, async () => {
-    const t = (await widget.first().innerText()).replace(/\s+/g, ' ').trim();
-    return t.length > 0 ? t : null;
-  });
-  return { word: spec.word, line: spec.line, text };
+  let lastError = null;
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    await page.mouse.move(5, 5);
+    await sleep(400);
+    const pos = await waitFor(`the word ${spec.word} on the editor line "${spec.lineText.trim()}"`, timeoutMs,
+      () => wordPosition(page, spec.lineText, spec.word));
+    await page.mouse.move(pos.x - 2, pos.y, { steps: 2 });
+    await page.mouse.move(pos.x + attempt, pos.y, { steps: 3 });
+    try {
+      await widget.first().waitFor({ state: 'visible', timeout: timeoutMs / 3 });
+      const text = await waitFor(`the debug hover of ${spec.word} to show a value`, timeoutMs / 3, async () => {
+        const t = (await widget.first().innerText()).replace(/\s+/g, ' ').trim();
+        return t.length > 0 ? t : null;
+      });
+      return { word: spec.word, line: spec.line, text, attempts: attempt + 1 };
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  throw new Timeout(`no debug hover for ${spec.word} after 3 tries (${lastError.message.split('\n')[0]})`);
 }
 
 async function replRows(page) {
@@ -281,7 +313,9 @@ async function main() {
       const stop = { action: step.action, event, stack: [], variables: [], hovers: [], console: [], screenshot: null };
       result.stops.push(stop);
       if (event === 'stopped') {
-        await sleep(500);
+        // VS Code asks for the stack in parts and re-renders later: wait until it has stopped asking
+        // (the tap log is quiet), then until the views are stable.
+        await tapQuiet(scenario.tapLog, 1000, t.settle);
         const views = await settledViews(page, t.settle);
         stop.stack = views.stack;
         stop.variables = views.variables;
@@ -302,6 +336,10 @@ async function main() {
         await page.screenshot({ path: path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-console.png`) });
       }
       save();
+      if (event === 'terminated' && index < scenario.steps.length - 1) {
+        result.endedEarly = `the session ended after step ${index} (${step.action}); ${scenario.steps.length - 1 - index} steps not run`;
+        break;
+      }
     }
     result.phase = 'read the Debug Console';
     if (scenario.readConsoleAtEnd) {

@@ -22,7 +22,7 @@ import typer
 
 from e2e.check import Mismatch, check_session, check_summary
 from e2e.harness import REPO_ROOT, CodeServer, E2EError, Tools, make_workspace, run_driver
-from e2e.scenario import Scenario, compare_scenario, demo_scenario, expected_states
+from e2e.scenario import Scenario, compare_scenario, demo_scenario, expected_states, model_scenario
 from e2e.traffic import adapter_session, read_log
 
 app = typer.Typer(add_completion=False, help=__doc__)
@@ -33,15 +33,14 @@ def say(text: str) -> None:
     print(f"e2e: {text}", file=sys.stderr, flush=True)
 
 
-def scenarios(model: str) -> list[tuple[Scenario, Optional[Path]]]:
+def scenarios(model: str, checkpoint: Optional[Path]) -> list[tuple[Scenario, Optional[Path]]]:
     """The scenarios to run and the checkpoint each uses (None: the oracle, no model)."""
     chosen: list[tuple[Scenario, Optional[Path]]] = [(demo_scenario(), None), (compare_scenario(), None)]
     from model.paths import DEFAULT_CHECKPOINT
 
-    shipped = Path(DEFAULT_CHECKPOINT)
-    if model == "on" or (model == "auto" and (shipped / "config.json").is_file()):
-        neural = demo_scenario().model_copy(update={"name": "model", "backend": "transformers"})
-        chosen.append((neural, shipped))
+    folder = checkpoint.resolve() if checkpoint else Path(DEFAULT_CHECKPOINT)
+    if model == "on" or (model == "auto" and (folder / "config.json").is_file()):
+        chosen.append((model_scenario(), folder))
     return chosen
 
 
@@ -73,6 +72,8 @@ def run_scenario(server: CodeServer, tools: Tools, run_dir: Path, scenario: Scen
         sent = sum("neural debugger vs debugpy:" in text for text in session.output)
         if sent > 1:
             say(f"[{scenario.name}] note: the adapter sent the comparison summary {sent} times (on exit and again on disconnect)")
+    if observations.get("endedEarly"):
+        say(f"[{scenario.name}] note: {observations['endedEarly']}")
     seen = len(observations.get("stops", []))
     say(f"[{scenario.name}] {seen} stops checked in {time.monotonic() - started:.0f} s: "
         + ("all agree" if not problems else f"{len(problems)} mismatches"))
@@ -81,9 +82,10 @@ def run_scenario(server: CodeServer, tools: Tools, run_dir: Path, scenario: Scen
 
 @app.command()
 def main(
-    cache: Path = typer.Option(REPO_ROOT / ".cache" / "e2e", help="Where e2e/install.sh put the tools."),
+    cache: Path = typer.Option(REPO_ROOT / ".cache" / "e2e", envvar="E2E_CACHE", help="Where e2e/install.sh put the tools."),
     vsix: Path = typer.Option(REPO_ROOT / "build" / "neural-debugger.vsix", help="The packaged extension (make vsix)."),
     model: str = typer.Option("auto", help="Also run the shipped model: auto (if it exists), on, off."),
+    checkpoint: Optional[Path] = typer.Option(None, help="The checkpoint of the model run (default: the shipped one)."),
     keep: bool = typer.Option(False, help="Keep the run folder (screenshots, logs) even when everything passed."),
     docs_screenshot: bool = typer.Option(False, help=f"Copy the breakpoint stop's screenshot (with the hover) to {DOCS_SCREENSHOT.relative_to(REPO_ROOT)}."),
 ) -> None:
@@ -99,7 +101,7 @@ def main(
         with CodeServer(tools, run_dir) as server:
             say(f"installing the extension {vsix.name} into code-server")
             say(f"installed {server.install_extension(vsix)}")
-            chosen = scenarios(model)
+            chosen = scenarios(model, checkpoint)
             first_workspace, _ = make_workspace(run_dir, chosen[0][0], tools, chosen[0][1])
             say("starting code-server on 127.0.0.1")
             server.start(first_workspace)

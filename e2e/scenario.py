@@ -110,3 +110,12 @@ def compare_scenario() -> Scenario:
     steps = [UiStep(action="start"), UiStep(action="next"), UiStep(action="next"), UiStep(action="stepIn"),
              UiStep(action="continue")]
     return Scenario(name="compare", program="examples/demo.py", steps=steps, compare_with="debugpy")
+
+
+def model_scenario() -> Scenario:
+    """examples/demo.py with a real model (transformers): each kind of step, checked against the adapter only.
+
+    No hovers or Debug Console expressions: which names exist depends on what the model predicts.
+    """
+    steps = [UiStep(action=a) for a in ("start", "next", "next", "stepIn", "stepOut", "stepBack", "continue")]
+    return Scenario(name="model", program="examples/demo.py", steps=steps, backend="transformers")
