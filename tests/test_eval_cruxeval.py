@@ -82,7 +82,8 @@ def real_problems() -> list[cx.Problem]:
         pytest.skip(f"CruxEval not found at {DEFAULT_PROBLEMS}")
     problems = cx.load_problems(DEFAULT_PROBLEMS)
     assert len(problems) == 800
-    picked = ["sample_0", "sample_17", "sample_51", "sample_280"]  # plain, one-line f, module statements, globals
+    # plain, one-line f, module statements, globals, multi-line return, comprehension on the return line, recursion
+    picked = ["sample_0", "sample_17", "sample_51", "sample_280", "sample_66", "sample_288", "sample_531"]
     return [p for p in problems if p.id in picked]
 
 

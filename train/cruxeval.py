@@ -5,9 +5,11 @@ function source, one blank line, ``result = f(<input>)``.
 
 * Output prediction (CruxEval-O): stop on entry, step over the module's statements to the calling
   line, step into ``f``, then ``step_return`` (or, ``via="breakpoint"``, a one-off breakpoint on
-  ``f``'s return line, the other return lines as session breakpoints, then ``step_into`` back to
-  the calling line: under debugpy's rules a ``step_over`` on a return line stops on the caller's
-  *next* line, past the calling line and its return value). The prediction is the return value (``State.return_value``) shown on the
+  ``f``'s return line, the other return lines as session breakpoints, then (breakpoints cleared)
+  ``step_return`` to the calling line, once per frame of f on the stack (a recursive f stops in its
+  innermost call): under debugpy's rules a ``step_over`` on a return line stops on the caller's
+  *next* line, past the calling line and its return value, and a ``step_into`` enters any
+  comprehension, lambda or call on the return line). The prediction is the return value (``State.return_value``) shown on the
   calling line.
 * Input prediction (CruxEval-I): the session starts on the calling line just after ``f`` returned
   (return value: the expected output) and takes ``inv_step_call``; the predicted entry state's
@@ -190,7 +192,13 @@ def predict_output(session: Any, posed: Posed, via: Via = "step_return") -> Pred
             steps += 1
         if state.top is None or state.top.name != FUNCTION:
             return Prediction(None, f"the breakpoint did not stop in {FUNCTION}: {_where(state)}", steps)
-        state = session.step(Action(kind=ActionKind.STEP_INTO))  # debugpy: step_over here would pass the calling line
+        session.set_breakpoints([])  # a return line run again (a multi-line return, a recursion) must not stop step_return
+        for _ in range(max(1, len(state.frames) - 1)):  # a recursive f stopped in its innermost call: return from each
+            state = session.step(Action(kind=ActionKind.STEP_RETURN))  # step_over would pass the calling line
+            steps += 1
+            if _at_call(state, posed) or state.finished:
+                break
+        steps -= 1
     else:
         state = session.step(Action(kind=ActionKind.STEP_RETURN))
     steps += 1
