@@ -28,10 +28,11 @@ from adapter.launch_config import LaunchConfig, LaunchError, Program, load_progr
 from adapter.variables import VariableStore, parse_repr
 from model.session_api import DebugSession, SessionError
 from protocol import dap
-from protocol.debugger import Action, ActionKind, State, StopReason
+from protocol.debugger import Action, ActionKind, Ending, State, StopReason
 
 THREAD_ID = 1
 LOW_CONFIDENCE = 0.5
+LIMIT_EXIT_CODE = 124  # exitCode for a run that never ended (ending exit_never), as timeout(1) reports a cut-off
 Send = Callable[[BaseModel | dict[str, Any]], Awaitable[Any]]
 
 CAPABILITIES: dict[str, Any] = {
@@ -494,7 +495,7 @@ class DapHandler:
             run.ended = True
             if run.comparer is not None:
                 self._report_summary(run.comparer)
-            self.emit("exited", {"exitCode": state.exit_code if state.exit_code is not None else 0})
+            self.emit("exited", {"exitCode": self._exit_code(run, state)})
             self.emit("terminated")
             return
         if not replay:
@@ -504,6 +505,18 @@ class DapHandler:
             body["description"] = f"Exception: {state.exception.type}"
             body["text"] = f"{state.exception.type}: {state.exception.message}".rstrip(": ")
         self.emit("stopped", body)
+
+    def _exit_code(self, run: _Run, state: State) -> int:
+        """The exited event's code; a run that never ended (exit_never) is reported as stopped by a limit."""
+        if state.ending is not Ending.NEVER:
+            return state.exit_code if state.exit_code is not None else 0
+        if run.config.backend == "oracle":
+            why = "it was stopped by a tracegen limit (time, memory or number of events): it may loop forever"
+        else:
+            why = "the model predicts it never ends (e.g. an endless loop), so the debugger stopped it as a limit would"
+        code = state.exit_code if state.exit_code else LIMIT_EXIT_CODE
+        self.note(f"neural debugger: the program did not end (ending exit_never): {why}; exit code {code}")
+        return code
 
     def _confidence_notes(self, run: _Run) -> None:
         remark = getattr(run.session, "note", None)
