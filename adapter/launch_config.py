@@ -2,7 +2,7 @@
 
 `LaunchConfig` is the launch (or attach) request's arguments as DESIGN.md fixes them: ``program``
 (required), ``stopOnEntry``, ``model``, ``backend`` (transformers | vllm | oracle), ``vllmUrl``,
-``temperature``, ``compareWith`` ("debugpy"), ``args``, ``cwd``. `load_program` reads and compiles
+``vllmTimeout``, ``temperature``, ``compareWith`` ("debugpy"), ``args``, ``cwd``. `load_program` reads and compiles
 the program (without running it) and `open_session` builds the session for the chosen backend.
 Every failure is a `LaunchError` whose message is meant for the user's Debug Console.
 """
@@ -22,7 +22,8 @@ from model.session_api import DebugSession, SessionError
 from protocol.dap import NeuralLaunchArguments
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-VLLM_PROBE_TIMEOUT_S = 5.0
+VLLM_PROBE_TIMEOUT_S = 5.0  # launch waits this long for GET /v1/models unless vllmTimeout is given
+VLLM_STEP_TIMEOUT_S = 60.0  # each step's request may take this long unless vllmTimeout is given
 
 
 class LaunchError(Exception):
@@ -33,7 +34,8 @@ class LaunchConfig(NeuralLaunchArguments):
     """The validated `neural` launch configuration (camelCase on the wire, snake_case here)."""
 
     backend: Literal["transformers", "vllm", "oracle"] = "transformers"
-    vllm_timeout: float = Field(default=VLLM_PROBE_TIMEOUT_S, gt=0, le=600)  # seconds to wait for the vLLM server
+    # seconds to wait for the vLLM server, at launch and on every step (None: the two defaults above)
+    vllm_timeout: float | None = Field(default=None, gt=0, le=600)
 
 
 def parse_config(arguments: object) -> LaunchConfig:
@@ -152,7 +154,7 @@ def open_session(config: LaunchConfig, program: Program) -> DebugSession:
     if config.backend == "vllm":
         if not config.vllm_url:
             raise LaunchError('backend "vllm" needs "vllmUrl" (e.g. http://127.0.0.1:8000)')
-        probe_vllm(config.vllm_url, config.vllm_timeout)
+        probe_vllm(config.vllm_url, config.vllm_timeout or VLLM_PROBE_TIMEOUT_S)
     checkpoint = resolve_model(config)
     try:
         from model.session import NeuralDebugger
@@ -166,6 +168,7 @@ def open_session(config: LaunchConfig, program: Program) -> DebugSession:
             path=str(program.path),
             backend=config.backend,
             vllm_url=config.vllm_url,
+            timeout=config.vllm_timeout or VLLM_STEP_TIMEOUT_S,
             temperature=config.temperature,
         )
     except SessionError as exc:

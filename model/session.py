@@ -124,12 +124,14 @@ class NeuralDebugger:
         served_model_name: str | None = None,
         device: str = "cpu",
         seed: int = 0,
+        timeout: float = 60.0,
         **options: Any,
     ) -> "NeuralDebugger":
         """A session on `program` (or the file at `path`) with the checkpoint in `folder`.
 
         backend: "transformers" (in-process, CPU or CUDA), "vllm" (a `vllm serve` at `vllm_url`)
-        or "vllm-engine" (vLLM in this process). Other options go to `NeuralDebugger`.
+        or "vllm-engine" (vLLM in this process). timeout: seconds each request to the vLLM server may
+        take before the step fails (backend "vllm" only). Other options go to `NeuralDebugger`.
         """
         if program is None:
             if path is None:
@@ -150,7 +152,8 @@ class NeuralDebugger:
                 if not vllm_url:
                     raise SessionError('backend "vllm" needs a server URL (vllm_url), e.g. http://127.0.0.1:8000')
                 tokenizer = _load_tokenizer(folder)
-                model = VLLMServerBackend(vllm_url, model=served_model_name, seed=seed, max_model_len=_context_length(folder))
+                model = VLLMServerBackend(vllm_url, model=served_model_name, timeout=timeout, seed=seed,
+                                          max_model_len=_context_length(folder))
             elif backend in ("vllm-engine", "vllm_engine"):
                 from model.backends.vllm_engine import VLLMEngineBackend
 
