@@ -45,6 +45,12 @@ HAND_WRITTEN: dict[str, str] = {
         "def a(x):\n    return b(x) + 1\n\ndef b(x):\n    if x > 1:\n        raise KeyError(x)\n    return x\n\n"
         "try:\n    a(5)\nexcept KeyError as e:\n    k = e.args[0]\nprint(a(1))\n"
     ),
+    'hand_long_values': "big = list(range(100))\nnested = [list(range(30)) for _ in range(3)]\ntable = {i: str(i) * 3 for i in range(70)}\ntext = 'ab' * 500\nbig.append(text[:5])\n",
+    'hand_bad_repr': "class Bad:\n    def __init__(self, n):\n        self.n = n\n\n    def __repr__(self):\n        raise RuntimeError('no repr')\n\n\nclass Half:\n    def __init__(self):\n        self.parts = []\n        self.parts.append(1)\n\n    def __repr__(self):\n        return f'Half({self.total})'\n\n\nb = Bad(1)\nh = Half()\nh.total = 3\nitems = [b, h]\n",
+    'hand_class_body': "class Config:\n    size = 3\n    names = ['a', 'b']\n\n    def double(self):\n        return self.size * 2\n\n\ncfg = Config()\nd = cfg.double()\n",
+    'hand_lambda_sort': "pairs = [(3, 'c'), (1, 'a'), (2, 'b')]\nordered = sorted(pairs, key=lambda p: p[0])\nnames = list(map(lambda p: p[1].upper(), ordered))\n",
+    'hand_deep_recursion': 'def depth(n):\n    if n == 0:\n        return 0\n    sub = depth(n - 1)\n    return sub + 1\n\n\nd = depth(4)\n',
+    'hand_underscore_names': '_ = 1\n_x = [_]\n__y = 2\nfor _ in range(2):\n    _x.append(_)\n',
 }
 
 
@@ -96,10 +102,26 @@ def synthetic_programs(count: int = SYNTH_COUNT, seed: int = SYNTH_SEED) -> list
     return out
 
 
-def corpus(synth_count: int = SYNTH_COUNT) -> list[Program]:
-    """Examples, the hand-written oddity programs, then synthetic ones."""
+def golden_synthetic_programs() -> list[Program]:
+    """The synthetic programs already frozen in goldens (their source is stored in the golden)."""
+    out = []
+    for path in sorted(GOLDEN_DIR.glob("synth_*.json")):
+        data = json.loads(path.read_text())
+        out.append(Program(data["name"], data["source"]))
+    return out
+
+
+def corpus(synth_count: int = SYNTH_COUNT, *, fresh_synth: bool = False) -> list[Program]:
+    """Examples, the hand-written oddity programs, then synthetic ones.
+
+    The synthetic programs are the ones frozen in the goldens (the generator may change under
+    us); only with `fresh_synth`, or when no golden holds any, are they drawn from tracegen.synth.
+    """
     hand = [Program(name, src) for name, src in HAND_WRITTEN.items()]
-    return example_programs() + hand + synthetic_programs(synth_count)
+    synth = [] if fresh_synth else golden_synthetic_programs()[:synth_count]
+    if not synth and synth_count:
+        synth = synthetic_programs(synth_count)
+    return example_programs() + hand + synth
 
 
 # The paper's trajectory policies (Table A.1), as DAP actions plus the one-off breakpoint.

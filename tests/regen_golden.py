@@ -3,7 +3,7 @@
 Runs every program of the parity corpus (tests/parity.py) with its seeded action scripts under
 `tracegen.debugpy_recorder`, two debugpy sessions at a time, and writes ``tests/golden/<name>.json``.
 Resumable: a program whose golden already holds the same source and scripts is skipped unless
-``--force``. debugpy is slow (a few stops per second), so the whole corpus takes a while.
+``--force``. The synthetic programs stay the ones frozen in the goldens unless ``--fresh-synth``. debugpy is slow (a few stops per second), so the whole corpus takes a while.
 """
 from __future__ import annotations
 
@@ -45,8 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="re-record goldens that are up to date")
     parser.add_argument("--only", nargs="*", default=None, help="program names to record")
     parser.add_argument("--synth", type=int, default=None, help="number of synthetic programs (default: the corpus's)")
+    parser.add_argument("--fresh-synth", action="store_true",
+                        help="draw the synthetic programs from tracegen.synth anew instead of keeping the golden ones")
     args = parser.parse_args(argv)
-    programs = corpus() if args.synth is None else corpus(args.synth)
+    programs = corpus(fresh_synth=args.fresh_synth) if args.synth is None else corpus(args.synth, fresh_synth=args.fresh_synth)
     if args.only:
         programs = [p for p in programs if p.name in set(args.only)]
     todo = [(p, scripts_for(p)) for p in programs]

@@ -8,7 +8,9 @@ return value, the exception (on exception stops) and the stdout written since th
 into a `protocol.State`. `record_debugpy` runs a whole action script.
 
 What a stop costs: the step request, one `stackTrace`, then the `variables` of every frame sent
-together (pipelined), plus `exceptionInfo` on exception stops. The Locals reference of a frame id is
+together (pipelined) with an `evaluate` that writes an output mark to the program's stdout (its
+output reaches us on another channel than the `stopped` event; everything before the mark belongs
+to this stop), plus `exceptionInfo` on exception stops. The Locals reference of a frame id is
 fetched once with `scopes` and reused (debugpy maps a frame id to the same Locals reference for the
 life of the frame).
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -116,6 +119,8 @@ class DebugpySession:
         self._thread_id: int | None = None
         self._locals_ref: dict[int, int] = {}
         self._stdout: list[str] = []
+        self._nonce = uuid.uuid4().hex[:12]  # output marks (see _send_output_mark)
+        self._marks = 0
         self._exit_code: int | None = None
         self._sources = _Sources()
         self._state: State | None = None
@@ -276,6 +281,7 @@ class DebugpySession:
         frames_raw = client.response(stack_seq)["body"].get("stackFrames", [])
         refs = self._locals_refs([f["id"] for f in frames_raw])
         var_seqs = [client.send("variables", {"variablesReference": r}) for r in refs]
+        mark = self._send_output_mark(frames_raw[0]["id"]) if frames_raw else None
         variables = [client.response(s)["body"].get("variables", []) for s in var_seqs]
         frames = [self._frame(raw, vs) for raw, vs in zip(frames_raw, variables)]
         return_value = self._return_value(variables[0] if variables else [])
@@ -285,7 +291,39 @@ class DebugpySession:
             exception = self._exception(client.response(exc_seq, check=False))
         client.drain_events(self._on_event)
         return State(reason=reason, frames=frames, return_value=return_value, exception=exception,
-                     stdout=self._take_stdout())
+                     stdout=self._stdout_until(mark))
+
+    def _send_output_mark(self, frame_id: int) -> tuple[int, str]:
+        """Have the stopped program write a unique mark to its stdout (fd 1, behind all its output so far).
+
+        debugpy's launcher forwards the program's stdout on its own channel, so an output event can
+        arrive after the `stopped` event it precedes; the mark tells where this stop's output ends.
+        """
+        self._marks += 1
+        text = f"\x1e{self._nonce}:{self._marks}\x1e"
+        expression = f"__import__('os').write(1, {text.encode()!r})"
+        seq = self._require_client().send("evaluate", {"expression": expression, "frameId": frame_id, "context": "repl"})
+        return seq, text
+
+    def _stdout_until(self, mark: tuple[int, str] | None) -> str:
+        """The stdout written since the previous stop: everything before this stop's mark."""
+        client = self._require_client()
+        if mark is not None and client.response(mark[0], check=False).get("success"):
+            text = mark[1]
+
+            def arrived(event: Message) -> bool:
+                self._on_event(event)
+                return text in "".join(self._stdout)
+
+            try:
+                if text not in "".join(self._stdout):
+                    client.wait_event(arrived)
+            except DapTimeout:
+                pass  # the mark never came back: keep what arrived
+            before, _, after = "".join(self._stdout).partition(text)
+            self._stdout[:] = [after]
+            return before
+        return self._take_stdout()
 
     @staticmethod
     def _return_value(top_variables: list[Message]) -> ReturnValue | None:
