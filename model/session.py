@@ -457,10 +457,13 @@ def _span_confidence(tokenizer: Any, gen: Generation, text: str, span: tuple[int
 
 
 def _load_tokenizer(folder: str | Path) -> Any:
-    try:
-        from transformers import AutoTokenizer
+    from model.backends.hf import TRANSFORMERS_LOCK  # light: torch/transformers are imported lazily there
 
-        return AutoTokenizer.from_pretrained(str(folder))
+    try:
+        with TRANSFORMERS_LOCK:
+            from transformers import AutoTokenizer
+
+            return AutoTokenizer.from_pretrained(str(folder))
     except (OSError, ValueError) as exc:
         raise SessionError(f"cannot load the tokenizer of {folder}: {exc}") from None
 

@@ -175,7 +175,7 @@ def test_concurrent_tiny_model_sessions(load_program, tiny_checkpoint):
     failures: list[str] = []
     launch = {"program": str(load_program), "backend": "transformers", "model": str(tiny_checkpoint), "stopOnEntry": True}
     with TcpAdapter() as adapter:
-        drive(adapter.port, launch, scripts[0][: len(expected[0]) - 1], expected[0], failures, "warm-up session")  # see the xfail below
+        drive(adapter.port, launch, scripts[0][: len(expected[0]) - 1], expected[0], failures, "warm-up session")  # concurrent first launches: test_first_model_launches_at_once
         run_concurrently([lambda s=s, e=e, n=n: drive(adapter.port, launch, s[: len(e) - 1], e, failures, f"model session {n}")
                           for n, (s, e) in enumerate(zip(scripts, expected))])
         assert adapter.proc.poll() is None
@@ -183,10 +183,6 @@ def test_concurrent_tiny_model_sessions(load_program, tiny_checkpoint):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="BUG (a race, so not strict): the first transformers launches arriving at once on a "
-                   "fresh TCP server import transformers concurrently in worker threads, and some fail with "
-                   "\"cannot import name 'AutoModelForCausalLM' from 'transformers'\" (model/backends/hf.py imports lazily "
-                   "inside HFBackend.__init__; observed 2 of 4 launches failing)")
 def test_first_model_launches_at_once(load_program, tiny_checkpoint):
     launch = {"program": str(load_program), "backend": "transformers", "model": str(tiny_checkpoint), "stopOnEntry": True}
     replies: list[dict] = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import inspect
 import math
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,11 @@ from typing import Any
 from model.backends.base import BackendError, Constraint, Generation
 
 _REJECTIONS_BEFORE_SCAN = 16
+
+# Held while importing transformers and loading a checkpoint: transformers' lazy module is not safe
+# to import (or to resolve its names) from several threads at once, and the adapter's first
+# launches run in concurrent worker threads ("cannot import name 'AutoModelForCausalLM'").
+TRANSFORMERS_LOCK = threading.Lock()
 
 
 def _byte_decoder() -> dict[str, int]:
@@ -104,24 +110,13 @@ class HFBackend:
         dtype: str | None = None,
         threads: int | None = 1,
     ) -> None:
-        try:
-            import torch
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-        except ImportError as exc:  # pragma: no cover - torch is a core dependency
-            raise BackendError(f"the transformers backend needs torch and transformers: {exc}") from exc
         folder = Path(folder)
         if not (folder / "config.json").is_file():
             raise BackendError(f"not a checkpoint folder (no config.json): {folder}")
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        torch_dtype = getattr(torch, dtype) if dtype else (torch.bfloat16 if device.startswith("cuda") else torch.float32)
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
-            self.model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype).to(device).eval()
-        except (OSError, ValueError) as exc:
-            raise BackendError(f"cannot load the checkpoint {folder}: {exc}") from exc
+        with TRANSFORMERS_LOCK:
+            torch = self._load(folder, device, dtype)
         self._torch = torch
-        self.device = device
+        device = self.device
         self.vocab_size = int(self.model.config.vocab_size)
         limit = int(getattr(self.model.config, "max_position_embeddings", 2048))
         self.max_model_len = min(max_model_len or limit, limit)
@@ -133,6 +128,25 @@ class HFBackend:
         self._cached_ids: list[int] = []
         params = inspect.signature(self.model.forward).parameters
         self._cache_kwarg = "cache" if "cache" in params else "past_key_values"  # transformers >= 5.2x renamed it
+
+    def _load(self, folder: Path, device: str, dtype: str | None) -> Any:
+        """Import torch and transformers, load the tokenizer and model (sets device); returns torch."""
+        try:
+            import torch
+            from transformers import AutoModelForCausalLM, AutoTokenizer, DynamicCache
+        except ImportError as exc:  # pragma: no cover - torch is a core dependency
+            raise BackendError(f"the transformers backend needs torch and transformers: {exc}") from exc
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        torch_dtype = getattr(torch, dtype) if dtype else (torch.bfloat16 if device.startswith("cuda") else torch.float32)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
+            self.model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype).to(device).eval()
+        except (OSError, ValueError) as exc:
+            raise BackendError(f"cannot load the checkpoint {folder}: {exc}") from exc
+        self.device = device
+        self._cache_class = DynamicCache  # resolved here, under the lock, not on the first step
+        return torch
 
     # ---------------------------------------------------------------- public
 
@@ -208,11 +222,9 @@ class HFBackend:
 
     def _prefill(self, prompt_ids: list[int]) -> tuple[Any, int]:
         """Bring the cache to `prompt_ids` (reusing the common prefix); returns next-token logits and prefilled count."""
-        from transformers import DynamicCache
-
         keep = min(common_prefix(self._cached_ids, prompt_ids), len(prompt_ids) - 1)
         if self._cache is None or keep == 0:
-            self._cache, self._cached_ids = DynamicCache(config=self.model.config), []
+            self._cache, self._cached_ids = self._cache_class(config=self.model.config), []
             keep = 0
         elif keep < len(self._cached_ids):
             self._cache.crop(keep - len(self._cached_ids))  # negative: tokens to drop (works across versions)
