@@ -198,6 +198,18 @@ def test_raising_repr_and_long_values_render_like_debugpy():
     assert state.top.locals["many"].endswith(", ...]")
 
 
+def test_underscore_names_are_plain_locals_listed_last_like_debugpy():
+    """pydevd: ``_x``/``x__`` are inline "protected variables" (hidden only for function/class/module
+    values), dunders go to "special variables"; order: plain, ``_x``, ``__x``."""
+    source = ("import math as _m\nclass _C:\n    pass\n_f = len\n__z__ = 9\n"
+              "b = 1\n_ = 2\n__y = 3\nx__ = 4\n_a = [b]\na = 5\ndone = 1\n")
+    trace = record_program(source)
+    state = replay(trace, acts("continue"), breakpoints=[12])[-1]
+    assert list(state.top.locals.items()) == [("a", "5"), ("b", "1"), ("x__", "4"), ("_", "2"), ("_a", "[1]"),
+                                              ("__y", "3")]
+    assert json.loads(session_lines([state], [])[0])["locals"] == dict(state.top.locals)
+
+
 def test_source_string_runs_as_program_py():
     trace = record_program("x = 1\nprint(x)\n")
     states = replay(trace, acts("next,next"))

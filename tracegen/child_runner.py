@@ -17,9 +17,11 @@ Values are rendered like debugpy's variables view (``SafeRepr``, ported below fr
 MIT licence, Microsoft): strings longer than 2**16 characters and other reprs longer than 2**16
 characters are cut to ``head...tail``; inside containers the limit is 128 and at most 59 items are
 shown followed by ``...``; a ``__repr__`` that raises shows ``object.__repr__`` (``<mod.Cls object at
-0x...>``). Locals are the names debugpy lists at the top level of a frame's variables: no names that
-start with ``_`` or end with ``__``, no functions/methods, no classes, no modules (debugpy lists
-modules; the project leaves them out, like tracegen's debugpy recorder).
+0x...>``). Locals are the names debugpy lists at the top level of a frame's variables, in its order
+(plain names, then ``_x``, then ``__y``, each sorted): no dunders (``__x__``), no functions/methods,
+no classes, no modules (debugpy lists modules; the project leaves them out, like tracegen's debugpy
+recorder). ``_``-prefixed names are debugpy's inline "protected variables": shown unless the value's
+type is module, function, type, builtin function or method (the recorder's rule).
 """
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ MAXSTRING_INNER = 128
 IMMUTABLE_ATOMS = (int, float, complex, str, bytes, bool, type(None), range)
 FLUSH_EVERY = 2000
 CO_NEWLOCALS = 0x0002
+# DAP variable types the debugpy recorder hides (tracegen/debugpy_recorder.py HIDDEN_TYPES)
+HIDDEN_TYPE_NAMES = frozenset({"module", "function", "type", "builtin_function_or_method", "method"})
 
 
 # --------------------------------------------------------------------------------------------
@@ -402,11 +406,18 @@ class Tracer:
 
     # ---- snapshots ---------------------------------------------------------------------
     def plain_items(self, frame: types.FrameType) -> list[tuple[str, object]]:
+        """The frame's locals debugpy lists inline (pydevd's ``get_var_scope``): dunders (``__x__``)
+        go to "special variables"; other ``_x`` / ``x__`` names are "protected variables", shown
+        inline, hidden only by the type of their value (like the debugpy recorder); the rest is hidden
+        when it is a function, class or module."""
         items = []
         for name, value in frame.f_locals.items():
-            if name[0] == "_" or name.endswith("__") or name == "_pydev_stop_at_break":
-                continue
-            if self.is_routine(value):
+            if name.startswith("_") or name.endswith("__"):
+                if (name.startswith("__") and name.endswith("__")) or name == "_pydev_stop_at_break":
+                    continue
+                if _type_name(value) in HIDDEN_TYPE_NAMES:
+                    continue
+            elif self.is_routine(value):
                 continue
             items.append((name, value))
         return items
@@ -420,7 +431,7 @@ class Tracer:
             self.frame_cache[fid] = (keys, ids, True, cached[3], frame.f_lasti)
             return cached[3]
         immutable = all(is_immutable(v) for _, v in items)
-        shown = {name: self.value_repr(v) for name, v in sorted(items, key=lambda kv: kv[0])}
+        shown = {name: self.value_repr(v) for name, v in sorted(items, key=_sort_key)}
         text = json.dumps(shown, ensure_ascii=False, separators=(",", ":"))
         lid = self.locals_ids.get(text)
         if lid is None:
@@ -554,6 +565,22 @@ class Tracer:
         self.live_frames.pop(fid, None)
         self.frame_ids.pop(id(frame), None)
         self.frame_cache.pop(fid, None)
+
+
+def _type_name(value: object) -> str:
+    """The DAP ``type`` pydevd gives a value (``value.__class__.__name__``)."""
+    try:
+        return value.__class__.__name__
+    except Exception:
+        return type(value).__name__
+
+
+def _sort_key(item: tuple[str, object]) -> tuple[int, str]:
+    """pydevd's ``sorted_attributes_key`` on a (name, value) pair: plain names, then ``_x``, then ``__x``."""
+    name = item[0]
+    if name.startswith("__"):
+        return (3, name) if name.endswith("__") else (2, name)
+    return (1, name) if name.startswith("_") else (0, name)
 
 
 def _generator_done(frame: types.FrameType) -> bool:
