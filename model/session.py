@@ -91,6 +91,7 @@ class NeuralDebugger:
         max_state_tokens: int = 384,
         constrained: bool = True,
         max_model_len: int | None = None,
+        retry_temperature: float | None = 0.7,
     ) -> None:
         self.backend = backend
         self.tokenizer = tokenizer
@@ -99,6 +100,7 @@ class NeuralDebugger:
         self.temperature = float(temperature)
         self.max_state_tokens = int(max_state_tokens)
         self.constrained = constrained
+        self.retry_temperature = retry_temperature
         self.max_model_len = int(max_model_len or getattr(backend, "max_model_len", None) or 2048)
         self.stop_id = self._special_id(lang.STOP_TOKEN)
         self._lines = executable_lines(program)
@@ -296,14 +298,15 @@ class NeuralDebugger:
         """The predicted state after `previous`, or why there is none.
 
         A greedy (or configured) attempt first; if its text does not parse, or runs out of tokens,
-        one more with twice the tokens and some sampling; a text still cut off is closed
+        one more with twice the tokens and some sampling (`retry_temperature`; None keeps the
+        session's temperature, e.g. greedy for evaluation); a text still cut off is closed
         (`close_text`) and noted.
         """
         constraint = state_constraint(self.program, previous) if self.constrained else None
         failure = ""
         cut: tuple[str, Generation] | None = None
         for attempt in range(2):
-            temperature = self.temperature if attempt == 0 else max(self.temperature, 0.7)
+            temperature = self.temperature if attempt == 0 or self.retry_temperature is None else max(self.temperature, self.retry_temperature)
             max_tokens = self.max_state_tokens * (1 + attempt)
             try:
                 gen = self.backend.generate(prompt, max_tokens=max_tokens, temperature=temperature, stop_ids=[self.stop_id], constraint=constraint)

@@ -177,3 +177,16 @@ def test_checkpoint_paths(tiny_checkpoint: Path, tmp_path: Path) -> None:
         resolve_checkpoint(tmp_path)
     with pytest.raises(CheckpointNotFound, match="not found"):
         resolve_checkpoint(tmp_path / "missing")
+
+
+def test_greedy_retries_keep_a_session_deterministic(tiny_checkpoint: Path) -> None:
+    """With retry_temperature=None (evaluation) even the retries decode greedily: two runs agree."""
+    runs = []
+    for _ in range(2):
+        session = make(tiny_checkpoint, max_state_tokens=6, retry_temperature=None)  # short: forces retries
+        states = [session.start()]
+        while len(states) < 4 and not states[-1].finished:
+            states.append(session.step(INTO))
+        runs.append(states)
+        session.close()
+    assert runs[0] == runs[1]

@@ -86,7 +86,8 @@ class ModelSessions:
         from model.session import NeuralDebugger
 
         return NeuralDebugger(SharedBackend(self.backend), self.tokenizer, program, breakpoints=list(breakpoints or []),
-                              temperature=0.0, max_state_tokens=self.max_state_tokens, constrained=self.constrained)  # fmt: skip
+                              temperature=0.0, max_state_tokens=self.max_state_tokens, constrained=self.constrained,
+                              retry_temperature=None)  # fmt: skip  (greedy throughout, retries included)
 
     def close(self) -> None:
         if self.backend is not None:

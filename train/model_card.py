@@ -1,0 +1,128 @@
+"""Write a checkpoint's model card (README.md) from what the repository measured.
+
+Every number comes from a file a command wrote: the checkpoint's `config.json` and
+`training_summary.json` (written by `neural-debugger train`), and the `summary.json` files of
+`neural-debugger eval cruxeval` / `eval fidelity` under a results folder. Free text (the recipe
+notes, what was tried) comes from a markdown file passed with `--notes`.
+
+    python -m train.model_card checkpoints/default --results results --notes docs/model-notes.md
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+app = typer.Typer(add_completion=False, help="Write a checkpoint's model card from its measured numbers.")
+
+CRUXEVAL_RUNS = (("cruxeval-input", "CruxEval-I (inv_step_call)"), ("cruxeval-output", "CruxEval-O (step_return)"),
+                 ("cruxeval-output-breakpoint", "CruxEval-O (breakpoint)"))  # fmt: skip
+
+
+def _load(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def architecture_lines(config: dict[str, Any], summary: dict[str, Any] | None) -> list[str]:
+    params = (summary or {}).get("params")
+    return [
+        f"- `{config.get('architectures', ['?'])[0]}`, {params:,} parameters" if params else f"- `{config.get('architectures', ['?'])[0]}`",
+        f"- {config.get('num_hidden_layers')} layers, width {config.get('hidden_size')}, {config.get('num_attention_heads')} heads "
+        f"of {config.get('hidden_size', 0) // max(1, config.get('num_attention_heads', 1))}, MLP {config.get('intermediate_size')}, "
+        f"vocabulary {config.get('vocab_size')}, context {config.get('max_position_embeddings')} tokens, "
+        f"tied embeddings: {config.get('tie_word_embeddings')}",
+    ]
+
+
+def training_lines(summary: dict[str, Any]) -> list[str]:
+    splits = summary.get("data", {}).get("splits", {})
+    train, held = splits.get("train", {}), splits.get("heldout", {})
+    final = summary.get("final_eval") or {}
+    lines = [
+        f"- data: {train.get('trajectories', 0):,} training trajectories ({train.get('forward', 0):,} forward, "
+        f"{train.get('inverse', 0):,} inverse) of {train.get('programs', 0):,} programs, {train.get('tokens', 0):,} tokens "
+        f"({train.get('target_tokens', 0):,} predicted-state tokens, loss mask `{summary.get('data', {}).get('mask')}`); "
+        f"held out by program: {held.get('trajectories', 0):,} trajectories of {held.get('programs', 0):,} programs",
+        f"- optimization: {summary.get('steps'):,} steps, {summary.get('tokens_seen'):,} tokens seen "
+        f"({summary.get('epochs')} epochs), peak LR {summary.get('peak_lr')}, "
+        f"{summary.get('elapsed_s', 0) / 60:.0f} minutes at {summary.get('tokens_per_s'):,} tokens/s",
+        f"- held-out loss (per predicted token): best {summary.get('best_heldout_loss')}, last {final.get('heldout_loss')}",
+    ]
+    if "next_state" in final:
+        lines.append(f"- next-state exact match during training (greedy, {final.get('next_state_n', '?')} held-out states): "
+                     f"{_pct(final.get('next_state'))}, parsed {_pct(final.get('parsed'))}")  # fmt: skip
+    return lines
+
+
+def fidelity_lines(fidelity: dict[str, Any]) -> list[str]:
+    lines = ["| action | steps | location | locals | whole state |", "|---|---|---|---|---|"]
+    rows = [("all", fidelity["overall"])] + sorted(fidelity.get("by_action", {}).items())
+    for name, r in rows:
+        lines.append(f"| {name} | {r.get('n', '?')} | {_pct(r.get('location'))} | {_pct(r.get('locals'))} | {_pct(r.get('state'))} |")
+    if fidelity.get("by_horizon"):
+        lines += ["", "By horizon (line events the action skips):", "", "| horizon | steps | whole state |", "|---|---|---|"]
+        lines += [f"| {label} | {r.get('n', '?')} | {_pct(r.get('state'))} |" for label, r in fidelity["by_horizon"].items()]
+    return lines
+
+
+def cruxeval_lines(results: Path) -> list[str]:
+    lines = ["| task | pass@1 | passed / n | seconds per problem |", "|---|---|---|---|"]
+    for folder, label in CRUXEVAL_RUNS:
+        s = _load(results / folder / "summary.json")
+        if s is None:
+            lines.append(f"| {label} | not run | | |")
+        else:
+            lines.append(f"| {label} | {s['pass@1']:.1f} | {s.get('passed')} / {s['n']} | {s.get('seconds_per_problem')} |")
+    return lines
+
+
+def render_card(ckpt: Path, results: Path, notes: str) -> str:
+    config = _load(ckpt / "config.json") or {}
+    summary = _load(ckpt / "training_summary.json")
+    fidelity = _load(results / "fidelity" / "summary.json")
+    parts = [f"# Model card: `{ckpt.name}`", "",
+             "The neural debugger's default model: it predicts the next debugger state (stack, locals, return value, "
+             "exception, stdout) in the neural-debugger language (`docs/language.md`). Generated by "
+             "`python -m train.model_card`; every number below was measured by a command in this repository.", "",
+             "## Architecture", "", *architecture_lines(config, summary), ""]  # fmt: skip
+    if summary:
+        parts += ["## Training", "", *training_lines(summary), ""]
+    parts += ["## Held-out next-state exact match (`neural-debugger eval fidelity`)", ""]
+    if fidelity:
+        programs = fidelity.get("programs", "?")
+        parts += [f"Programs: `{programs}` ({fidelity.get('programs_used')} used), teacher-forced, seed {fidelity.get('seed')}.", "",
+                  *fidelity_lines(fidelity), ""]  # fmt: skip
+    else:
+        parts += ["Not run yet (`make results`).", ""]
+    parts += ["## CruxEval (`neural-debugger eval cruxeval`, greedy)", "", *cruxeval_lines(results), "",
+              "Paper (Beck et al., 2026), for scale: a 1.8B model trained from scratch on 150B tokens reaches 53.6 (input), "
+              "48.0 (output, step_return), 57.7 (output, breakpoint).", ""]  # fmt: skip
+    if notes.strip():
+        parts += [notes.strip(), ""]
+    return "\n".join(parts)
+
+
+@app.command()
+def main(
+    ckpt: Path = typer.Argument(..., help="the checkpoint folder"),
+    results: Path = typer.Option(Path("results"), help="folder of eval summaries (cruxeval-*, fidelity)"),
+    notes: Path | None = typer.Option(None, help="markdown appended to the card: recipe, what was tried"),
+) -> None:
+    if not (ckpt / "config.json").is_file():
+        raise typer.BadParameter(f"{ckpt} is not a checkpoint folder (no config.json)")
+    text = render_card(ckpt, results, notes.read_text() if notes else "")
+    (ckpt / "README.md").write_text(text)
+    typer.echo(f"wrote {ckpt / 'README.md'}")
+
+
+if __name__ == "__main__":
+    app()
