@@ -210,6 +210,15 @@ def test_underscore_names_are_plain_locals_listed_last_like_debugpy():
     assert json.loads(session_lines([state], [])[0])["locals"] == dict(state.top.locals)
 
 
+def test_same_return_value_again_is_shown_again():
+    """debugpy (golden hand_repeat_return): each `next` over ``f(i)`` shows ``(return) f = None``."""
+    trace = record_program("def f(x):\n    return None\n\nfor i in range(3):\n    f(i)\n    f(i)\n")
+    states = replay(trace, acts("next,next,next,next,next"))
+    assert [s.location[0][1] for s in states] == [1, 4, 5, 6, 4, 5]
+    assert [s.return_value and (s.return_value.name, s.return_value.value) for s in states] == [
+        None, None, None, ("f", "None"), ("f", "None"), None]
+
+
 def test_source_string_runs_as_program_py():
     trace = record_program("x = 1\nprint(x)\n")
     states = replay(trace, acts("next,next"))

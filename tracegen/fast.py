@@ -23,9 +23,10 @@ program on Python 3.11, and returns the `State` after every stop. The rules are 
   frame's life (one per function name, the latest wins), recorded when (after the switch above)
   the step is next and the caller is the stepping frame, or stepOut of that frame, or stepIn and
   the caller is user code. Like tracegen's debugpy recorder, they are not put in `Frame.locals`;
-  `State.return_value` is the top frame's *fresh* entry: the last one in debugpy's display order
-  (sorted by name) that is new or changed since the previous stop (compared with what that frame
-  showed at the previous stop, if it was on that stack). `ReplaySession.return_values(fid)` gives
+  `State.return_value` is the top frame's *fresh* entry: of the entries recorded in that frame since
+  it was last on a stop's stack (the debugpy recorder empties pydevd's dict of every shown frame after
+  each stop), the last in debugpy's display order (pydevd's ``sorted_attributes_key``). The same
+  name and value returned again (``None`` from a method called in a loop) is fresh again. `ReplaySession.return_values(fid)` gives
   a frame's whole ``(return)`` dict. The value's repr is the one at the time of the return.
 - An uncaught exception: a stop with reason ``exception`` in the raising frame (the traceback's
   user frames), then ``exited`` with code 1.
@@ -105,11 +106,13 @@ class _Cursor:
     retvals: dict[int, dict[str, str]] = field(default_factory=dict)  # fid -> {func name: repr}
     finished: bool = False
     exception_pending: bool = False  # stopped at the uncaught exception; next action exits
-    seen: dict[int, dict[str, str]] = field(default_factory=dict)  # (return) entries shown at the last stop
+    # fid -> {func name: repr} recorded since that frame was last on a stop's stack (the debugpy
+    # recorder empties pydevd's dict of every shown frame after each stop)
+    fresh: dict[int, dict[str, str]] = field(default_factory=dict)
 
     def copy(self) -> "_Cursor":
         return _Cursor(self.pos, self.top, self.top_line, {k: dict(v) for k, v in self.retvals.items()},
-                       self.finished, self.exception_pending, dict(self.seen))
+                       self.finished, self.exception_pending, {k: dict(v) for k, v in self.fresh.items()})
 
 
 class ReplaySession:
@@ -196,6 +199,7 @@ class ReplaySession:
         frames = trace.frames
         bps = self.breakpoints
         retvals = self.cursor.retvals
+        fresh = self.cursor.fresh
         start = self.cursor.pos + 1
         last_ret: tuple[int, str, str] | None = None
         for i in range(start, len(events)):
@@ -231,6 +235,7 @@ class ReplaySession:
                     or (cmd == INTO and back_user)
                 ):
                     retvals.setdefault(parent, {})[ev.ret_name] = ev.ret_value
+                    fresh.setdefault(parent, {})[ev.ret_name] = ev.ret_value
                     last_ret = (parent, ev.ret_name, ev.ret_value)
                 hit = False
                 if old_cmd in (INTO, INTO_CORO):
@@ -305,29 +310,29 @@ class ReplaySession:
         self.state = state
         return state
 
-    def _return_value(self, top: int, stack) -> ReturnValue | None:
-        """The top frame's fresh ``(return)`` entry (see the module docstring); remembers this stop's entries."""
-        retvals = self.cursor.retvals
-        seen = {fid: self.return_values(fid) for fid, _line, _lid in stack if fid in retvals}
-        previous = self.cursor.seen.get(top, {})
-        self.cursor.seen = seen
-        current = seen.get(top)
-        if not current:
-            return None
-        fresh = [(n, v) for n, v in current.items() if previous.get(n) != v]
+    def _return_value(self, top: int, stack, at: int | None = None) -> ReturnValue | None:
+        """The top frame's fresh ``(return)`` entry (see the module docstring), its repr as of event
+        ``at`` (the stop's); then forgets the fresh entries of every frame on this stop's stack."""
+        fresh = self.cursor.fresh
         if not fresh:
             return None
-        return _fast_model(ReturnValue, {"name": fresh[-1][0], "value": fresh[-1][1]})
+        current = fresh.get(top)
+        for fid, _line, _lid in stack:
+            fresh.pop(fid, None)
+        if not current:
+            return None
+        name = next(iter(current)) if len(current) == 1 else max(current, key=_attr_key)
+        return _fast_model(ReturnValue, {"name": name, "value": current[name]})
 
     def _stop_line(self, i: int, reason: StopReason, stdout: str, last_ret=None) -> State:
         ev = self.trace.events[i]
-        state = _state(reason, self._frames(ev.stack), stdout, self._return_value(ev.fid, ev.stack))
+        state = _state(reason, self._frames(ev.stack), stdout, self._return_value(ev.fid, ev.stack, i))
         return self._finish_stop(i, ev.fid, ev.line, state)
 
     def _stop_return(self, i: int, stdout: str, last_ret) -> State:
         ev = self.trace.events[i]
         caller, line = ev.stack[0][0], ev.stack[0][1]
-        state = _state(StopReason.STEP, self._frames(ev.stack), stdout, self._return_value(caller, ev.stack))
+        state = _state(StopReason.STEP, self._frames(ev.stack), stdout, self._return_value(caller, ev.stack, i))
         return self._finish_stop(i, caller, line, state)
 
     def _end(self, start: int, last_ret) -> State:
