@@ -71,6 +71,7 @@ class _Run:
     ended: bool = False
     closed: bool = False  # the session's resources have been released
     comparer: Any = None  # adapter.compare.LockstepComparer when compareWith is "debugpy"
+    summary_reported: bool = False  # the comparison summary went out (at the program's end)
 
 
 @dataclass
@@ -269,7 +270,7 @@ class DapHandler:
             run.ended = True
         if run.comparer is not None:
             comparer, run.comparer = run.comparer, None
-            if send_summary and not quiet:
+            if send_summary and not quiet and not run.summary_reported:
                 self._report_summary(comparer)
             await self._in_thread(comparer.close)
         if not run.closed:
@@ -493,8 +494,9 @@ class DapHandler:
             self._forward_stdout(state)
         if state.finished:
             run.ended = True
-            if run.comparer is not None:
+            if run.comparer is not None and not run.summary_reported:
                 self._report_summary(run.comparer)
+                run.summary_reported = True
             self.emit("exited", {"exitCode": self._exit_code(run, state)})
             self.emit("terminated")
             return

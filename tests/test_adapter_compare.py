@@ -25,6 +25,7 @@ def _session(adapter, path, steps):
         divergences = [e["body"] for e in c.drain("neuralDivergence")]
         console = "".join(e["body"]["output"] for e in c.drain("output") if e["body"]["category"] == "console")
         c.ok("disconnect")
+        assert c.drain("neuralComparisonSummary") == [], "the summary is reported once, at the end, not again on disconnect"
     return summary, divergences, console
 
 
