@@ -219,6 +219,18 @@ def test_same_return_value_again_is_shown_again():
         None, None, None, ("f", "None"), ("f", "None"), None]
 
 
+def test_return_value_repr_is_taken_at_the_stop_like_debugpy():
+    """A class body returns its empty ``__class__`` cell (filled after the body), a returned list is
+    appended to after the return: debugpy 1.8.22 shows both as they are at the stop (checked live)."""
+    source = ("class A:\n    def f(self):\n        return super().f\n\ndef make():\n    return []\n\n"
+              "make().append(1)\ny = 2\n")
+    states = [s.normalized() for s in replay(record_program(source), acts("stepIn,next,next,next,next"))]
+    assert [s.location[0] for s in states] == [("<module>", 1), ("A", 1), ("A", 2), ("<module>", 5), ("<module>", 8),
+                                               ("<module>", 9)]
+    assert (states[3].return_value.name, states[3].return_value.value) == ("A", "<cell at 0x?: type object at 0x?>")
+    assert (states[5].return_value.name, states[5].return_value.value) == ("make", "[1]")
+
+
 def test_source_string_runs_as_program_py():
     trace = record_program("x = 1\nprint(x)\n")
     states = replay(trace, acts("next,next"))

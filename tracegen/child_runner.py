@@ -340,6 +340,9 @@ class Tracer:
         self.limit_hit = False
         self.current_exc: BaseException | None = None
         self.exc_frames: dict[int, tuple[int, types.FrameType]] = {}
+        # caller fid -> {func name: (event index, value, repr at return)}: mutable return values whose
+        # repr is taken again where debugpy would show them (see ``return_updates``)
+        self.pending: dict[int, dict[str, tuple[int, object, str]]] = {}
 
     # ---- output -------------------------------------------------------------------------
     def emit(self, record: list) -> None:
@@ -525,10 +528,12 @@ class Tracer:
     def local_trace(self, frame: types.FrameType, event: str, arg):
         fid = self.frame_ids[id(frame)]
         if event == "line":
-            self.record("l", fid, frame, frame)
+            if self.pending and fid in self.pending:
+                self.record("l", fid, frame, frame, self.return_updates(self.pending.pop(fid)))
+            else:
+                self.record("l", fid, frame, frame)
         elif event == "return":
-            self.record("r", fid, frame, frame.f_back, self.return_extra(frame, arg))
-            self.finish_frame(fid, frame)
+            self.record_return(fid, frame, arg)
         elif event == "exception":
             exc_type, exc, _tb = arg
             if exc_type in (EventLimit, OutputLimit):
@@ -542,20 +547,44 @@ class Tracer:
 
     def lib_trace(self, frame: types.FrameType, event: str, arg):
         if event == "return":
-            fid = self.frame_ids[id(frame)]
-            self.record("r", fid, frame, frame.f_back, self.return_extra(frame, arg))
-            self.finish_frame(fid, frame)
+            self.record_return(self.frame_ids[id(frame)], frame, arg)
         return self.lib_trace
 
-    def return_extra(self, frame: types.FrameType, value: object) -> list:
-        """[display name (``Cls.meth`` for methods, like pydevd), value repr, is-a-return-line, immutable]."""
+    def record_return(self, fid: int, frame: types.FrameType, value: object) -> None:
+        """The ``r`` event: extra ``[display name (``Cls.meth`` for methods, like pydevd), value repr,
+        at a return line, the caller (first stack entry) is f_back, updates]``. A mutable value is kept
+        until the caller's next line event, where its repr is taken again (debugpy shows it at the stop)."""
         code = frame.f_code
         name = _func_name(code, frame)
         rl = self.return_lines.get(code)
         if rl is None:
             rl = self.return_lines[code] = return_lines(code)
         at_return_line = (frame.f_lineno or 0) in rl
-        return [name, self.value_repr(value), 1 if at_return_line else 0]
+        text = self.value_repr(value)
+        self.n_events += 1
+        if self.n_events > self.max_events:
+            self.limit_hit = True
+            raise EventLimit()
+        back = frame.f_back
+        stack = self.stack(back)
+        caller = stack[0][0] if stack else None
+        direct = 1 if caller is not None and self.live_frames.get(caller) is back else 0
+        waiting = self.pending.get(caller) if caller is not None else None
+        updates = self.return_updates(waiting) if waiting else []
+        out = self.stdout.take() if self.stdout.parts else ""
+        self.emit(["r", fid, frame.f_lineno or 0, stack, out, [name, text, 1 if at_return_line else 0, direct, updates]])
+        if caller is not None and not is_immutable(value):
+            self.pending.setdefault(caller, {})[name] = (self.n_events - 1, value, text)
+        self.finish_frame(fid, frame)
+
+    def return_updates(self, waiting: dict[str, tuple[int, object, str]]) -> list[list]:
+        """``[[event index, repr now], ...]`` for the waiting return values whose repr changed since their return."""
+        updates = []
+        for index, value, text in waiting.values():
+            now = self.value_repr(value)
+            if now != text:
+                updates.append([index, now])
+        return updates
 
     def finish_frame(self, fid: int, frame: types.FrameType) -> None:
         if frame.f_code.co_flags & 0xA0:
@@ -565,6 +594,7 @@ class Tracer:
         self.live_frames.pop(fid, None)
         self.frame_ids.pop(id(frame), None)
         self.frame_cache.pop(fid, None)
+        self.pending.pop(fid, None)
 
 
 def _type_name(value: object) -> str:

@@ -27,7 +27,10 @@ program on Python 3.11, and returns the `State` after every stop. The rules are 
   it was last on a stop's stack (the debugpy recorder empties pydevd's dict of every shown frame after
   each stop), the last in debugpy's display order (pydevd's ``sorted_attributes_key``). The same
   name and value returned again (``None`` from a method called in a loop) is fresh again. `ReplaySession.return_values(fid)` gives
-  a frame's whole ``(return)`` dict. The value's repr is the one at the time of the return.
+  a frame's whole ``(return)`` dict (reprs at the time of the return). `State.return_value`'s repr
+  is the one at the stop, like debugpy's (a class body's ``__class__`` cell is filled after the body
+  returns; a returned list may be appended to): the child takes a mutable value's repr again at the
+  caller's next line event and at returns into the caller (``Event.updates``).
 - An uncaught exception: a stop with reason ``exception`` in the raising frame (the traceback's
   user frames), then ``exited`` with code 1.
 - ``breakpoint`` action (the paper's): run like continue with a one-off breakpoint on the given
@@ -108,7 +111,7 @@ class _Cursor:
     exception_pending: bool = False  # stopped at the uncaught exception; next action exits
     # fid -> {func name: repr} recorded since that frame was last on a stop's stack (the debugpy
     # recorder empties pydevd's dict of every shown frame after each stop)
-    fresh: dict[int, dict[str, str]] = field(default_factory=dict)
+    fresh: dict[int, dict[str, int]] = field(default_factory=dict)  # ... {func name: index of its return event}
 
     def copy(self) -> "_Cursor":
         return _Cursor(self.pos, self.top, self.top_line, {k: dict(v) for k, v in self.retvals.items()},
@@ -235,7 +238,7 @@ class ReplaySession:
                     or (cmd == INTO and back_user)
                 ):
                     retvals.setdefault(parent, {})[ev.ret_name] = ev.ret_value
-                    fresh.setdefault(parent, {})[ev.ret_name] = ev.ret_value
+                    fresh.setdefault(parent, {})[ev.ret_name] = i
                     last_ret = (parent, ev.ret_name, ev.ret_value)
                 hit = False
                 if old_cmd in (INTO, INTO_CORO):
@@ -322,7 +325,11 @@ class ReplaySession:
         if not current:
             return None
         name = next(iter(current)) if len(current) == 1 else max(current, key=_attr_key)
-        return _fast_model(ReturnValue, {"name": name, "value": current[name]})
+        events = self.trace.events
+        k = current[name]
+        updates = events[at].updates if at is not None else None
+        value = updates.get(k, events[k].ret_value) if updates else events[k].ret_value
+        return _fast_model(ReturnValue, {"name": name, "value": value})
 
     def _stop_line(self, i: int, reason: StopReason, stdout: str, last_ret=None) -> State:
         ev = self.trace.events[i]

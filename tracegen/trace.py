@@ -11,7 +11,12 @@ The child writes JSON lines; each is a list whose first item says what it is:
 - ``[kind, fid, line, stack, stdout, extra?]``: an event, kind ``c`` call, ``l`` line, ``r`` return,
   ``x`` exception. ``stack`` is ``[[fid, line, lid], ...]`` innermost first (for ``r`` it starts at the
   caller; null for ``c``/``x``). ``stdout`` is what the program printed since the previous event.
-  ``extra`` for ``r``: ``[display name, value repr, at a return line]``; for ``x``: ``[type, message]``.
+  ``extra`` for ``r``: ``[display name, value repr, at a return line, direct, updates]`` (``direct``: 1 when
+  the caller, the first stack entry, is the returning frame's ``f_back``: a generator's caller is the
+  frame that resumed it this time); for ``x``: ``[type, message]``; for ``l``, optional: ``updates``.
+  ``updates`` is ``[[event index, repr], ...]``: the repr now of earlier return values (mutable ones,
+  returned into this frame since its last line event) that changed since their return, e.g. a class
+  body's ``__class__`` cell, filled after the body returned. debugpy shows a value at the stop.
 - ``["E", how, exit_code, exception, stack, stdout]``: the end. ``how``: ``exit`` (normal or
   ``sys.exit``), ``uncaught`` (exception ``[type, message]``, ``stack`` the traceback's user frames
   innermost first), ``limit`` (an event/output cap hit: the run never ended), ``syntax``.
@@ -58,6 +63,8 @@ class Event:
     ret_name: str | None = None
     ret_value: str | None = None
     at_return_line: bool = True
+    ret_direct: bool = True  # the caller (stack[0]) is the returning frame's f_back
+    updates: dict[int, str] | None = None  # event index of an earlier return -> its repr at this event
     exc_type: str | None = None
     exc_message: str | None = None
 
@@ -170,7 +177,15 @@ def parse_trace(text: str, source: str, path: str | None, stderr: str = "", kill
             stack = None if rec[3] is None else tuple((s[0], s[1], s[2]) for s in rec[3])
             ev = Event(tag, rec[1], rec[2], stack, rec[4])
             if tag == RETURN:
-                ev.ret_name, ev.ret_value, ev.at_return_line = rec[5][0], rec[5][1], bool(rec[5][2])
+                extra = rec[5]
+                ev.ret_name, ev.ret_value, ev.at_return_line = extra[0], extra[1], bool(extra[2])
+                if len(extra) > 4:
+                    ev.ret_direct = bool(extra[3])
+                    if extra[4]:
+                        ev.updates = {k: text for k, text in extra[4]}
+            elif tag == LINE:
+                if len(rec) > 5 and rec[5]:
+                    ev.updates = {k: text for k, text in rec[5]}
             elif tag == EXCEPTION:
                 ev.exc_type, ev.exc_message = rec[5][0], rec[5][1]
             events.append(ev)
