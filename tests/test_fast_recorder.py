@@ -231,6 +231,22 @@ def test_return_value_repr_is_taken_at_the_stop_like_debugpy():
     assert (states[5].return_value.name, states[5].return_value.value) == ("make", "[1]")
 
 
+def test_generator_return_goes_to_the_frame_that_resumed_it():
+    """pydevd records a generator's return in its f_back of that resumption (here the listcomp that
+    drained it, not the module that created it); checked live against debugpy 1.8.22."""
+    source = ("def gen_even(limit):\n    n = 0\n    while True:\n        if n >= limit:\n            return\n"
+              "        yield n\n        n += 2\n\nstream = gen_even(8)\nfirst = next(stream)\n"
+              "rest = [x * x for x in stream]\ndone = 1\n")
+    trace = record_program(source)
+    out = replay(trace, acts("continue,stepOut,next"), breakpoints=[2])
+    assert out[2].location == [("<listcomp>", 11), ("<module>", 11)]
+    assert (out[2].return_value.name, out[2].return_value.value) == ("gen_even", "None")
+    assert (out[3].return_value.name, out[3].return_value.value) == ("<listcomp>", "[4, 16, 36]")
+    over = replay(trace, acts("next,next,next,next"))
+    assert over[-1].location == [("<module>", 12)]
+    assert (over[-1].return_value.name, over[-1].return_value.value) == ("<listcomp>", "[4, 16, 36]")
+
+
 def test_source_string_runs_as_program_py():
     trace = record_program("x = 1\nprint(x)\n")
     states = replay(trace, acts("next,next"))

@@ -15,7 +15,9 @@ program on Python 3.11, and returns the `State` after every stop. The rules are 
 - stepOut: the return of the current frame: a stop on the calling line. At module level (no user
   caller) it runs like continue.
 - Generators (and genexprs): a ``return`` event at a ``yield`` is ignored; ``next`` at a
-  generator's last return continues as a stepIn limited to the caller.
+  generator's last return continues as a stepIn limited to the caller. A generator's return goes to
+  the frame that resumed it that time (its ``f_back``, e.g. a listcomp draining it), not the frame
+  that created it.
 - Any line event on a session breakpoint line (program file) stops with reason ``breakpoint``,
   whatever the step (the entry stop too). A breakpoint on a line without code moves to the nearest
   preceding line with code, as debugpy moves it.
@@ -229,10 +231,14 @@ class ReplaySession:
                 if (ev.line in bps or ev.line == one_off) and info.file is None and not info.lib:
                     return self._stop_line(i, StopReason.BREAKPOINT, self._stdout(start, i), last_ret)
             if kind == RETURN:
-                parent = info.parent
-                back_user = info.direct and parent is not None and not frames[parent].lib
+                if info.generator and ev.stack:
+                    # pydevd looks at f_back: the frame that resumed the generator this time
+                    parent, direct = ev.stack[0][0], ev.ret_direct
+                else:
+                    parent, direct = info.parent, info.direct
+                back_user = direct and parent is not None and not frames[parent].lib
                 if parent is not None and (
-                    (cmd == OVER and info.direct and old_stop == parent)
+                    (cmd == OVER and direct and old_stop == parent)
                     or (cmd == OUT and old_stop == fid)
                     or (cmd == INTO_CORO and self._in_chain(old_stop, fid))
                     or (cmd == INTO and back_user)
