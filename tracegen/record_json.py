@@ -1,7 +1,8 @@
 """`State` -> the contract JSON of ``tracegen record`` (DESIGN.md, "Contracts").
 
 One object per stop: ``{"reason", "stack": [[name, line], ...] (innermost first), "locals": {name: repr}
-(the top frame's locals as debugpy lists them, ``(return) name`` entries included), "action"}`` (no
+(the top frame's locals as debugpy lists them, in its order; no ``(return) name`` entries: those are
+`State.return_value`, not locals), "action"}`` (no
 ``"action"`` on the first stop), and at the end ``{"end": "exited", "body": {"exitCode": N}}``
 (``exitCode`` null when a limit stopped the program: ending ``exit_never``). Memory addresses are
 normalized to `` at 0x?``.
