@@ -264,3 +264,20 @@ def test_fast_recorder_stop_rate_is_reported(check_run):
     start = time.perf_counter()
     states = replay(check_run, acts("stepIn," * 40))
     assert states[-1].finished and time.perf_counter() - start > 0
+
+
+def test_string_hashing_is_pinned_like_debugpys_debuggee(tmp_path):
+    """Set and dict-of-str orders follow PYTHONHASHSEED=0 (as in the debugpy recorder's debuggee), run after run."""
+    import os
+    import subprocess
+    import sys
+
+    from protocol.debugger import Action, ActionKind
+    from tracegen.fast import record_program, replay
+
+    source = 's = {"apple", "banana", "cherry", "date", "elder", "fig", "grape"}\nt = 1\n'
+    expected = subprocess.run([sys.executable, "-c", source + "print(repr(s))"], capture_output=True, text=True,
+                              env={**os.environ, "PYTHONHASHSEED": "0"}, check=True).stdout.strip()  # fmt: skip
+    for _ in range(2):
+        states = replay(record_program(source), [Action(kind=ActionKind.STEP_OVER)] * 2)
+        assert states[1].frames[0].locals["s"] == expected

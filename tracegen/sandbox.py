@@ -86,7 +86,10 @@ def run_traced(program: Path, args: tuple[str, ...] = (), limits: Limits = Limit
         workdir = cwd if cwd is not None else tmpdir / "work"
         workdir.mkdir(exist_ok=True)
         cmd = [
-            sys.executable, "-I", "-X", "frozen_modules=off", str(RUNNER),
+            # -s -P (not -I): -I also implies -E, which would ignore PYTHONHASHSEED=0 and make set and
+            # dict-of-str orders differ from run to run (debugpy's recorder pins the seed too). The
+            # environment is already a clean one (_child_env), so -E adds nothing.
+            sys.executable, "-s", "-P", "-X", "frozen_modules=off", str(RUNNER),
             "--program", str(program), "--out", str(out),
             "--max-events", str(limits.max_events), "--max-stdout", str(limits.max_stdout),
             "--cwd", str(workdir), "--no-fork", "--", *args,
