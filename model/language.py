@@ -639,10 +639,18 @@ EXCEPTION_TYPE_RE = r"[A-Za-z_][A-Za-z0-9_.]*"
 
 @dataclass(frozen=True)
 class ProgramInfo:
-    """What the grammar knows of a program: its executable lines and function names (None: unknown)."""
+    """What the grammar knows of a program: its executable lines and function names (None: unknown),
+    and which lines each frame name can stop on (the lines of every code object of that name)."""
 
     lines: frozenset[int] | None
     names: frozenset[str] | None
+    lines_by_name: dict[str, frozenset[int]] | None = None
+
+    def lines_of(self, name: str) -> frozenset[int] | None:
+        """The lines a frame called `name` can stop on (all lines when the name is unknown)."""
+        if self.lines_by_name is not None and name in self.lines_by_name:
+            return self.lines_by_name[name]
+        return self.lines
 
 
 def program_info(program: str) -> ProgramInfo:
@@ -651,36 +659,47 @@ def program_info(program: str) -> ProgramInfo:
         code = compile(program, "<program>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError):
         return ProgramInfo(None, None)
-    lines: set[int] = set()
+    by_name: dict[str, set[int]] = {}
     names: set[str] = set()
     todo = [code]
     while todo:
         current = todo.pop()
         names.update((current.co_name, current.co_qualname))
-        lines.update(line for _, _, line in current.co_lines() if line is not None and line > 0)
+        own = {line for _, _, line in current.co_lines() if line is not None and line > 0}
+        for name in {current.co_name, current.co_qualname}:
+            by_name.setdefault(name, set()).update(own)
         todo.extend(c for c in current.co_consts if hasattr(c, "co_lines"))
-    return ProgramInfo(frozenset(lines), frozenset(names))
+    lines = frozenset().union(*by_name.values())
+    return ProgramInfo(lines, frozenset(names), {name: frozenset(ls) for name, ls in by_name.items() if ls})
 
 
 def _alternation(items: Sequence[str], fallback: str) -> str:
     return "(?:" + "|".join(items) + ")" if items else fallback
 
 
+def _lines_re(lines: frozenset[int] | None) -> str:
+    return _alternation([str(n) for n in sorted(lines)], r"[0-9]{1,9}") if lines else r"[0-9]{1,9}"
+
+
 def state_regex(program: str, previous: State | None, *, include_end: bool = True) -> str:
     """A regex (no lookarounds or backreferences) matching every well-formed state text after `previous`.
 
-    Lines are restricted to the program's executable lines, frame names to its code objects'
-    names, return-value names to those or ``Name.name`` (debugpy writes ``Class.method``), all
+    Frame names are restricted to the program's code objects' names and each frame's line to the
+    lines of the code objects of that name (a module frame never stops inside a function), return-value names to those or ``Name.name`` (debugpy writes ``Class.method``), all
     unrestricted when the program does not compile; locals to JSON objects of strings; and the
     stack to the previous one's continuation rule: ``<|frame_sep|>`` only for a frame at a depth
     where the previous state has a frame of that name with identical frames below it. Every text it matches parses with `parse_state` (frames of other files aside: never
     generated). Special tokens appear as their literal text.
     """
     info = program_info(program)
-    line_re = _alternation([str(n) for n in sorted(info.lines)], r"[0-9]{1,9}") if info.lines else r"[0-9]{1,9}"
     name_re = _alternation([re.escape(n) for n in sorted(info.names)], GENERIC_NAME_RE) if info.names else GENERIC_NAME_RE
     locals_any = f"(?:{FULL_LOCALS_RE}|{DELTA_LOCALS_RE})"
-    new_frame = f"{re.escape(CALL_SEP)}{name_re}{re.escape(LINE_SEP)}{line_re}{FULL_LOCALS_RE}"
+    if info.lines_by_name:  # a frame stops only on lines of a code object of its name
+        located = _alternation([f"{re.escape(name)}{re.escape(LINE_SEP)}{_lines_re(lines)}"
+                                for name, lines in sorted(info.lines_by_name.items())], "")  # fmt: skip
+    else:
+        located = f"{GENERIC_NAME_RE}{re.escape(LINE_SEP)}{_lines_re(info.lines)}"
+    new_frame = f"{re.escape(CALL_SEP)}{located}{FULL_LOCALS_RE}"
     old = list(reversed(previous.frames)) if previous is not None else []
     stacks = [f"(?:{new_frame})+"]
     kept = ""
@@ -688,7 +707,7 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
         if frame.file is not None:
             break
         head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(LINE_SEP)}"
-        stacks.append(f"{kept}{head}{line_re}{locals_any}(?:{new_frame})*")
+        stacks.append(f"{kept}{head}{_lines_re(info.lines_of(frame.name))}{locals_any}(?:{new_frame})*")
         kept += f"{head}{frame.line}{locals_any}"
     reasons = [REASON_STEP, REASON_BREAKPOINT, REASON_EXCEPTION, REASON_ENTRY]  # entry: the start, or an inverse step to it
     running = _alternation([re.escape(r) for r in reasons], "") + _alternation(stacks, "")

@@ -205,8 +205,34 @@ def test_prompts_are_append_only(traj: Trajectory, last: Action) -> None:
         assert prompts[k + 1].startswith(prompts[k] + L.render_state(state, previous))  # type: ignore[arg-type]
 
 
+def _located(traj: Trajectory) -> Trajectory:
+    """`traj` with every frame's line moved onto a line of a code object of the frame's name (as real stops are)."""
+    info = L.program_info(traj.program)
+
+    def fix(state: State) -> State:
+        state = state.model_copy(deep=True)
+        for frame in state.frames:
+            lines = sorted(info.lines_of(frame.name) or [frame.line])
+            frame.line = lines[frame.line % len(lines)]
+        return state
+
+    return traj.model_copy(update={"initial": fix(traj.initial), "steps": [Step(action=s.action, state=fix(s.state)) for s in traj.steps]})
+
+
+def test_constraint_ties_lines_to_their_function() -> None:
+    """A module frame never stops on a line inside a function, nor a function frame on a module line."""
+    program = "def f(a):\n    b = a + 1\n    return b\n\nx = f(1)\n"
+    grammar = L.state_grammar(program, None)
+    module_at = f"{L.REASON_STEP}{L.CALL_SEP}<module>{L.LINE_SEP}{{line}}{{{{}}}}{L.STATE_END}"
+    assert grammar.matches(module_at.format(line=5))
+    assert not grammar.matches(module_at.format(line=2))
+    in_f = f"{L.REASON_STEP}{L.CALL_SEP}<module>{L.LINE_SEP}5{{{{}}}}{L.CALL_SEP}f{L.LINE_SEP}{{line}}{{{{}}}}{L.STATE_END}"
+    assert grammar.matches(in_f.format(line=2))
+    assert not grammar.matches(in_f.format(line=5))
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(program_trajectories)
+@given(program_trajectories.map(_located))
 def test_constraint_regex_accepts_every_rendered_state(traj: Trajectory) -> None:
     previous = None
     for state in traj.states:
