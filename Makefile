@@ -80,13 +80,13 @@ results: setup
 	$(EVAL) cruxeval --mode output --via breakpoint --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output-breakpoint
 	$(EVAL) cruxeval --mode input --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-input
 	$(EVAL) fidelity --programs $(FIDELITY_PROGRAMS) --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity
-	$(EVAL) plots --results results
+	$(EVAL) plots --results results --readme README.md
 
 results-oracle: setup
 	$(EVAL) cruxeval --mode output --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-output
 	$(EVAL) cruxeval --mode output --via breakpoint --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-output-breakpoint
 	$(EVAL) cruxeval --mode input --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-input
-	$(EVAL) plots --results results
+	$(EVAL) plots --results results --readme README.md
 
 # --- bench: every benchmark in one run; the table goes into README.md (between bench markers) ---
 bench: setup

@@ -32,3 +32,18 @@ def test_plots_and_table_from_summaries(tmp_path: Path) -> None:
 
 def test_no_summaries_writes_nothing(tmp_path: Path) -> None:
     assert plots.make_all(tmp_path) == []
+
+
+def test_readme_gets_the_tables_between_its_markers(tmp_path):
+    from train.plots import README_END, README_START, update_readme
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Project\n\nintro\n\n{README_START}\nold table\n{README_END}\n\nrest\n")
+    results_md = "# Results\n\n## CruxEval pass@1\n\n| a | b |\n\n![cruxeval](cruxeval.png)\n"
+    assert update_readme(readme, results_md, "results")
+    text = readme.read_text()
+    assert "old table" not in text and "intro" in text and text.rstrip().endswith("rest")
+    assert "### CruxEval pass@1" in text and "(results/cruxeval.png)" in text and "# Results" not in text
+    assert not update_readme(tmp_path / "missing.md", results_md, "results")
+    (tmp_path / "plain.md").write_text("no markers")
+    assert not update_readme(tmp_path / "plain.md", results_md, "results")

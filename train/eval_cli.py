@@ -226,11 +226,12 @@ def fidelity(
 @app.command()
 def plots(
     results: Path = typer.Option(Path("results"), help="folder holding the eval outputs (cruxeval-*/, fidelity/)"),
+    readme: Path | None = typer.Option(None, help="also copy the tables into this README, between <!-- results:start --> and <!-- results:end -->"),
 ) -> None:
     """Plots (PNG) and RESULTS.md from the JSON summaries in RESULTS."""
     from train import plots as pl
 
-    written = pl.make_all(results)
+    written = pl.make_all(results, readme)
     for path in written:
         typer.echo(f"wrote {path}")
     if not written:

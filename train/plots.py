@@ -10,6 +10,7 @@ every number of ours comes from a summary file.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -134,8 +135,29 @@ def results_markdown(summaries: dict[str, dict[str, Any]], images: tuple[str, ..
     return "\n".join(lines)
 
 
-def make_all(results: Path) -> list[Path]:
-    """Write every plot whose summaries exist, and RESULTS.md; returns the files written."""
+README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
+
+
+def update_readme(readme: Path, results_md: str, results_dir: str) -> bool:
+    """Copy RESULTS.md (title dropped, image links made relative to the README) between the README's
+    results markers; False (nothing written) when the README or its markers are missing."""
+    try:
+        text = readme.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    if README_START not in text or README_END not in text:
+        return False
+    body = results_md.split("\n", 1)[1].strip().replace("](", f"]({results_dir}/")
+    body = body.replace("## ", "### ")
+    head, rest = text.split(README_START, 1)
+    tail = rest.split(README_END, 1)[1]
+    readme.write_text(f"{head}{README_START}\n{body}\n{README_END}{tail}", encoding="utf-8")
+    return True
+
+
+def make_all(results: Path, readme: Path | None = None) -> list[Path]:
+    """Write every plot whose summaries exist, and RESULTS.md (and its copy in `readme`, between the
+    results markers); returns the files written."""
     results = Path(results)
     summaries = load_summaries(results)
     if not summaries:
@@ -144,8 +166,12 @@ def make_all(results: Path) -> list[Path]:
     if "fidelity" in summaries:
         written += [plot_fidelity_by_action(summaries["fidelity"], results), plot_fidelity_by_horizon(summaries["fidelity"], results)]
     target = results / "RESULTS.md"
-    target.write_text(results_markdown(summaries, tuple(p.name for p in written)), encoding="utf-8")
-    return written + [target]
+    markdown = results_markdown(summaries, tuple(p.name for p in written))
+    target.write_text(markdown, encoding="utf-8")
+    written.append(target)
+    if readme is not None and update_readme(readme, markdown, os.path.relpath(results.resolve(), readme.resolve().parent)):
+        written.append(readme)
+    return written
 
 
 def _cell(summary: dict[str, Any] | None) -> str:
