@@ -28,6 +28,10 @@ def _load(path: Path) -> dict[str, Any] | None:
         return None
 
 
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
@@ -55,11 +59,11 @@ def training_lines(summary: dict[str, Any]) -> list[str]:
         f"- optimization: {summary.get('steps'):,} steps, {summary.get('tokens_seen'):,} tokens seen "
         f"({summary.get('epochs')} epochs), peak LR {summary.get('peak_lr')}, "
         f"{summary.get('elapsed_s', 0) / 60:.0f} minutes at {summary.get('tokens_per_s'):,} tokens/s",
-        f"- held-out loss (per predicted token): best {summary.get('best_heldout_loss')}, last {final.get('heldout_loss')}",
+        f"- held-out loss (per predicted token): best {_num(summary.get('best_heldout_loss'))}, last {_num(final.get('heldout_loss'))}",
     ]
-    if "next_state" in final:
-        lines.append(f"- next-state exact match during training (greedy, {final.get('next_state_n', '?')} held-out states): "
-                     f"{_pct(final.get('next_state'))}, parsed {_pct(final.get('parsed'))}")  # fmt: skip
+    if "next_state_exact" in final:
+        lines.append(f"- next-state exact match at the end of training (greedy, unconstrained, {final.get('next_state_n', '?')} "
+                     f"held-out states): {_pct(final.get('next_state_exact'))}, parsed {_pct(final.get('next_state_parsed'))}")  # fmt: skip
     return lines
 
 
