@@ -63,8 +63,7 @@ e2e: setup vsix
 	nice -n 10 $(BIN)/python -m e2e.run $(E2E_ARGS)
 
 # --- evaluation: CruxEval and next-state fidelity of the shipped model, plots, results/RESULTS.md -----
-# `make results`: CruxEval-O (step_return) on all 800 problems, the other two posings on the first
-# CRUXEVAL_SIDE_LIMIT (200), fidelity on examples/, plots, the README table; about 40 minutes on 2 cores;
+# `make results` takes about 30-40 minutes on 2 free cores (3 x 800 CruxEval problems + fidelity);
 # `make results CRUXEVAL_LIMIT=100` is a quick look (the table then says n=100).
 # EVAL_WORKERS=2 runs two model processes (one per core).
 # `make results-oracle` reruns the recorder's check of posing and scoring (~25 min; kept in results/).
@@ -75,13 +74,11 @@ FIDELITY_PROGRAMS ?= examples
 EVAL_WORKERS ?= 2
 EVAL := nice -n 10 $(BIN)/neural-debugger eval
 CRUX_LIMIT_OPT := $(if $(CRUXEVAL_LIMIT),--limit $(CRUXEVAL_LIMIT),)
-CRUXEVAL_SIDE_LIMIT ?= 200
-CRUX_SIDE_OPT := --limit $(if $(CRUXEVAL_LIMIT),$(CRUXEVAL_LIMIT),$(CRUXEVAL_SIDE_LIMIT))
 
 results: setup
 	$(EVAL) cruxeval --mode output --via step_return --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output
-	$(EVAL) cruxeval --mode output --via breakpoint --model $(RESULTS_MODEL) $(CRUX_SIDE_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output-breakpoint
-	$(EVAL) cruxeval --mode input --model $(RESULTS_MODEL) $(CRUX_SIDE_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-input
+	$(EVAL) cruxeval --mode output --via breakpoint --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output-breakpoint
+	$(EVAL) cruxeval --mode input --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-input
 	$(EVAL) fidelity --programs $(FIDELITY_PROGRAMS) --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity
 	$(EVAL) plots --results results --readme README.md
 
