@@ -80,7 +80,10 @@ results: setup
 	$(EVAL) cruxeval --mode output --via breakpoint --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output-breakpoint
 	$(EVAL) cruxeval --mode input --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-input
 	$(EVAL) fidelity --programs $(FIDELITY_PROGRAMS) --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity
+	$(BIN)/neural-debugger tracegen synth --count 60 --per-program 1 --seed 12345 --out data/heldout-synth --no-progress
+	$(EVAL) fidelity --programs data/heldout-synth/shard-00000.jsonl --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity-synth
 	$(EVAL) plots --results results --readme README.md
+	$(BIN)/python -m train.model_card $(RESULTS_MODEL) --results results --notes docs/model-notes.md
 
 results-oracle: setup
 	$(EVAL) cruxeval --mode output --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-output
