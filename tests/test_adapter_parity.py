@@ -18,24 +18,12 @@ from tests.dap_client import DapTestClient, TcpAdapter
 
 pytest.importorskip("model.oracle", reason="the oracle backend (model/oracle.py) is not in this checkout yet")
 from tracegen.debugpy_recorder import record_debugpy  # noqa: E402
+from tests.sample_programs import CHECK_RUN_DEFS  # noqa: E402
 
-CAUGHT = '''def check(v):
-    if v < 0:
-        raise ValueError("neg")
-    return v * 2
-
-def run(items):
-    out = []
-    for it in items:
-        try:
-            out.append(check(it))
-        except ValueError:
-            out.append(0)
-    return out
-
+CAUGHT = CHECK_RUN_DEFS + """
 res = run([1, -1])
 final = check(-5)
-'''
+"""
 
 PRINTS = '''def greet(name):
     text = "hi " + name

@@ -8,22 +8,9 @@ import pytest
 from model import language as lang
 from model.constraints import RegexConstraint, StateConstraint, close_text, state_constraint
 from protocol.debugger import Action, ActionKind
+from tests.sample_programs import CHECK_RUN_DEFS
 
-PROGRAM = """\
-def check(v):
-    if v < 0:
-        raise ValueError("neg")
-    return v * 2
-
-def run(items):
-    out = []
-    for it in items:
-        try:
-            out.append(check(it))
-        except ValueError:
-            out.append(0)
-    return out
-
+PROGRAM = CHECK_RUN_DEFS + """
 res = run([1, -1])
 print(res)
 """

@@ -14,22 +14,9 @@ import pytest
 from protocol.debugger import Action, Ending, State, StopReason
 from tracegen.dap_client import DapClient, DapError, DapTimeout
 from tracegen.debugpy_recorder import DebugpyError, DebugpySession, is_plain_local, record_debugpy
+from tests.sample_programs import CHECK_RUN_DEFS
 
-CALLS = """\
-def check(v):
-    if v < 0:
-        raise ValueError("neg")
-    return v * 2
-
-def run(items):
-    out = []
-    for it in items:
-        try:
-            out.append(check(it))
-        except ValueError:
-            out.append(0)
-    return out
-
+CALLS = CHECK_RUN_DEFS + """
 res = run([1, -1])
 final = check(-5)
 """

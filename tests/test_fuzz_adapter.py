@@ -30,27 +30,14 @@ from hypothesis import strategies as st
 
 from protocol.wire import encode_message
 from tests.dap_client import REPO, DapTestClient, TcpAdapter
+from tests.sample_programs import CHECK_RUN_DEFS
 
 RSS_GROWTH_LIMIT = 64 << 20  # bytes
 ANSWER_TIMEOUT = 15.0  # seconds for one response
 FAST = {"raw": 60, "mutated": 80, "messages": 40, "sequences": 20, "stdio": 30}
 SLOW = {name: 10 * n for name, n in FAST.items()}
 
-PROGRAM = """\
-def check(v):
-    if v < 0:
-        raise ValueError("neg")
-    return v * 2
-
-def run(items):
-    out = []
-    for it in items:
-        try:
-            out.append(check(it))
-        except ValueError:
-            out.append(0)
-    return out
-
+PROGRAM = CHECK_RUN_DEFS + """
 data = {"k": [1, 2, (3, 4)], "s": "text"}
 res = run([1, -1, 2])
 print(res)

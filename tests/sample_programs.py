@@ -1,0 +1,18 @@
+"""Program text shared by several tests: the example of ../shared/notes/debugpy-stops.md."""
+
+# `check` raises on a negative value; `run` catches it one level up. Tests append their own module code.
+CHECK_RUN_DEFS = '''\
+def check(v):
+    if v < 0:
+        raise ValueError("neg")
+    return v * 2
+
+def run(items):
+    out = []
+    for it in items:
+        try:
+            out.append(check(it))
+        except ValueError:
+            out.append(0)
+    return out
+'''
