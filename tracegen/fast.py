@@ -412,23 +412,22 @@ def replay(trace: ProgramTrace, actions: Sequence[Action], breakpoints: Sequence
     Actions left over after the program ended are ignored; if the script runs out first, the
     list ends at the last stop (no ``exited`` state).
     """
-    session = ReplaySession(trace, breakpoints, stop_on_entry)
-    states = [session.start()]
-    for action in actions:
-        if states[-1].finished:
-            break
-        states.append(session.step(action))
-    return states
+    return _replay(ReplaySession(trace, breakpoints, stop_on_entry), actions)
 
 
 def replay_to_end(trace: ProgramTrace, actions: Sequence[Action], breakpoints: Sequence[int] = (), stop_on_entry: bool = True) -> list[State]:
     """Like `replay`, then ``continue`` until the program exits (what ``tracegen record`` prints)."""
     session = ReplaySession(trace, breakpoints, stop_on_entry)
+    states = _replay(session, actions)
+    while not states[-1].finished:
+        states.append(session.step(Action(kind=ActionKind.CONTINUE)))
+    return states
+
+
+def _replay(session: ReplaySession, actions: Sequence[Action]) -> list[State]:
     states = [session.start()]
     for action in actions:
         if states[-1].finished:
             break
         states.append(session.step(action))
-    while not states[-1].finished:
-        states.append(session.step(Action(kind=ActionKind.CONTINUE)))
     return states
