@@ -33,6 +33,7 @@ import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from protocol.debugger import (
     Action,
@@ -653,8 +654,11 @@ class ProgramInfo:
         return self.lines
 
 
+@lru_cache(maxsize=32)  # a session asks for every step's constraint: compile each program once
 def program_info(program: str) -> ProgramInfo:
-    """Executable lines and code-object names of `program` (from `compile`; unknown if it does not compile)."""
+    """Executable lines and code-object names of `program` (from `compile`; unknown if it does not compile).
+
+    The result is shared between callers: treat it as read-only."""
     try:
         code = compile(program, "<program>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError):
