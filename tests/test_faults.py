@@ -126,6 +126,7 @@ def clear_text(client: DapTestClient, reply: dict[str, Any]) -> str:
     """The message the user sees for a step: the error message, or the output events it caused."""
     if not reply["success"]:
         return reply["message"]
+    client.wait_event("stopped")  # the step's output events come before its stop, after the response
     return " ".join(e["body"]["output"] for e in client.drain("output"))
 
 
