@@ -19,8 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from model.backends.base import BackendError, Constraint, Generation
+from model.backends.whole_numbers import NumberChoice, best_number
 
 _REJECTIONS_BEFORE_SCAN = 16
+
+# A line number follows this token; greedy decoding picks the whole number at once (whole_numbers.py).
+NUMBER_AFTER = b"<|line_sep|>"
+# Characters that may follow a complete line number (a frame's locals open with "{").
+NUMBER_ENDERS = ("{", "<", "\n", " ", '"', ",", "}")
 
 # Held while importing transformers and loading a checkpoint: transformers' lazy module is not safe
 # to import (or to resolve its names) from several threads at once, and the adapter's first
@@ -97,7 +103,8 @@ class HFBackend:
     device: "cpu", "cuda" or "auto". seed: for sampling. max_model_len: the context length (default
     the model's max_position_embeddings). threads: torch CPU threads while generating (restored
     after; one thread decodes a small model fastest, and is far faster on a busy machine); None
-    leaves torch's setting alone.
+    leaves torch's setting alone. whole_numbers: in greedy constrained decoding, choose each line
+    number as a whole, by its total probability (`whole_numbers.best_number`), not digit by digit.
     """
 
     def __init__(
@@ -109,6 +116,7 @@ class HFBackend:
         max_model_len: int | None = None,
         dtype: str | None = None,
         threads: int | None = 1,
+        whole_numbers: bool = True,
     ) -> None:
         folder = Path(folder)
         if not (folder / "config.json").is_file():
@@ -123,6 +131,10 @@ class HFBackend:
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
         self._table = token_bytes_table(self.tokenizer, self.vocab_size)
         self._invalid = torch.tensor([b is None for b in self._table], device=device)
+        self._number_after = {i for i, b in enumerate(self._table) if b == NUMBER_AFTER}
+        self._digit_ids = {chr(b[0]): i for i, b in enumerate(self._table) if b is not None and len(b) == 1 and b.isdigit()}
+        self._continue_ids = [i for i, b in enumerate(self._table) if b and b[:1].isdigit()]
+        self.whole_numbers = whole_numbers
         self.threads = threads if device == "cpu" else None
         self._cache: Any = None
         self._cached_ids: list[int] = []
@@ -178,7 +190,20 @@ class HFBackend:
             logprobs: list[float] = []
             data = b""
             finish, stop_token = "length", None
+            whole = temperature <= 0 and constraint is not None and self.whole_numbers
+            number_next = whole and prompt_ids[-1] in self._number_after
             while len(ids) < max_tokens:
+                if number_next:
+                    number_next = False
+                    choice = self._best_number(logits, constraint, data, max_tokens - len(ids))
+                    if choice is not None:
+                        digit_ids = [self._digit_ids[c] for c in choice.digits]
+                        ids.extend(digit_ids)
+                        logprobs.extend(choice.logprobs)
+                        data += choice.digits.encode()
+                        if len(ids) < max_tokens:
+                            logits = self._forward(digit_ids)
+                        continue
                 token = self._choose(logits, temperature, stops, constraint, data)
                 if token is None:
                     finish = "error"
@@ -191,6 +216,7 @@ class HFBackend:
                 data += self._table[token] or b""
                 if len(ids) < max_tokens:
                     logits = self._forward([token])
+                number_next = whole and token in self._number_after
         text = self.tokenizer.decode(ids, skip_special_tokens=False) if ids else ""
         return Generation(
             token_ids=ids,
@@ -243,6 +269,40 @@ class HFBackend:
             self._cache = returned
         self._cached_ids.extend(ids)
         return out.logits[0, -1].float()
+
+    def _best_number(self, logits: Any, constraint: Constraint, data: bytes, budget: int) -> NumberChoice | None:
+        """The most probable whole number after `data` (see `whole_numbers.best_number`); the cache is left at `data`."""
+        split = split_utf8(data)
+        if split is None or split[1] or budget < 2 or not self._digit_ids:
+            return None
+        text = split[0]
+        base = len(self._cached_ids)
+
+        def logprobs_of(row: Any) -> list[float]:
+            return self._torch.log_softmax(row.masked_fill(self._invalid, -math.inf), dim=-1).tolist()
+
+        def expand(prefix: str) -> list[float]:
+            self._rewind(base)
+            return logprobs_of(self._forward([self._digit_ids[c] for c in prefix]))
+
+        choice = best_number(
+            logprobs_of(logits),
+            expand,
+            digit_ids=self._digit_ids,
+            continue_ids=self._continue_ids,
+            can_extend=lambda prefix: constraint.allows(text + prefix),
+            can_end=lambda prefix: any(constraint.allows(text + prefix + end) for end in NUMBER_ENDERS),
+            max_digits=budget - 1,
+        )
+        self._rewind(base)
+        return choice
+
+    def _rewind(self, length: int) -> None:
+        """Drop cached positions beyond `length`."""
+        extra = len(self._cached_ids) - length
+        if extra > 0:
+            self._cache.crop(-extra)
+            self._cached_ids = self._cached_ids[:length]
 
     def _choose(self, logits: Any, temperature: float, stops: set[int], constraint: Constraint | None, data: bytes) -> int | None:
         torch = self._torch
