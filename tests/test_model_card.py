@@ -20,8 +20,8 @@ def test_card_reports_the_measured_numbers(tmp_path: Path) -> None:
     (results / "cruxeval-output" / "summary.json").write_text(json.dumps({"pass@1": 12.5, "n": 800, "passed": 100, "seconds_per_problem": 0.9}))
     (results / "fidelity").mkdir()
     (results / "fidelity" / "summary.json").write_text(json.dumps({
-        "overall": {"n": 20, "location": 0.5, "locals": 0.25, "state": 0.2}, "by_action": {"step_into": {"n": 20, "location": 0.5, "locals": 0.25, "state": 0.2}},
-        "by_horizon": {"1": {"n": 20, "state": 0.2}}, "programs": "examples", "programs_used": 16, "seed": 0}))
+        "overall": {"stops": 20, "location": 0.5, "locals": 0.25, "state": 0.2}, "by_action": {"step_into": {"stops": 20, "location": 0.5, "locals": 0.25, "state": 0.2}},
+        "by_horizon": {"1": {"stops": 20, "state": 0.2}}, "programs": "examples", "programs_used": 16, "seed": 0}))
     card = render_card(ckpt, results, "## Notes\n\ntried things")
     assert "3,958,528 parameters" in card and "6,627,328 tokens seen" in card
     assert "| CruxEval-O (step_return) | 12.5 | 100 / 800 | 0.9 |" in card

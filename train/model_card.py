@@ -73,10 +73,10 @@ def fidelity_lines(fidelity: dict[str, Any]) -> list[str]:
     lines = ["| action | steps | location | locals | whole state |", "|---|---|---|---|---|"]
     rows = [("all", fidelity["overall"])] + sorted(fidelity.get("by_action", {}).items())
     for name, r in rows:
-        lines.append(f"| {name} | {r.get('n', '?')} | {_pct(r.get('location'))} | {_pct(r.get('locals'))} | {_pct(r.get('state'))} |")
+        lines.append(f"| {name} | {r.get('stops', '?')} | {_pct(r.get('location'))} | {_pct(r.get('locals'))} | {_pct(r.get('state'))} |")
     if fidelity.get("by_horizon"):
         lines += ["", "By horizon (line events the action skips):", "", "| horizon | steps | whole state |", "|---|---|---|"]
-        lines += [f"| {label} | {r.get('n', '?')} | {_pct(r.get('state'))} |" for label, r in fidelity["by_horizon"].items()]
+        lines += [f"| {label} | {r.get('stops', '?')} | {_pct(r.get('state'))} |" for label, r in fidelity["by_horizon"].items()]
     return lines
 
 
