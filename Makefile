@@ -63,7 +63,8 @@ e2e: setup vsix
 	nice -n 10 $(BIN)/python -m e2e.run $(E2E_ARGS)
 
 # --- evaluation: CruxEval and next-state fidelity of the shipped model, plots, results/RESULTS.md -----
-# `make results` takes about 30-40 minutes on 2 free cores (3 x 800 CruxEval problems + fidelity);
+# `make results` takes about 35-45 minutes on 2 free cores (3 x 800 CruxEval problems + fidelity
+# + next-state on NEXT_STATE_LIMIT=300 held-out states, about 4 minutes on one busy core);
 # `make results CRUXEVAL_LIMIT=100` is a quick look (the table then says n=100).
 # EVAL_WORKERS=2 runs two model processes (one per core).
 # `make results-oracle` reruns the recorder's check of posing and scoring (~25 min; kept in results/).
@@ -71,6 +72,7 @@ e2e: setup vsix
 RESULTS_MODEL ?= checkpoints/default
 CRUXEVAL_LIMIT ?=
 FIDELITY_PROGRAMS ?= examples
+NEXT_STATE_LIMIT ?= 300
 EVAL_WORKERS ?= 2
 EVAL := nice -n 10 $(BIN)/neural-debugger eval
 CRUX_LIMIT_OPT := $(if $(CRUXEVAL_LIMIT),--limit $(CRUXEVAL_LIMIT),)
@@ -82,6 +84,8 @@ results: setup
 	$(EVAL) fidelity --programs $(FIDELITY_PROGRAMS) --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity
 	$(BIN)/neural-debugger tracegen synth --count 60 --per-program 1 --seed 12345 --out data/heldout-synth --no-progress
 	$(EVAL) fidelity --programs data/heldout-synth/shard-00000.jsonl --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity-synth
+	$(BIN)/neural-debugger tracegen synth --count 200 --per-program 4 --seed 12345 --out data/heldout-next-state --no-progress
+	$(EVAL) next-state --trajectories data/heldout-next-state --model $(RESULTS_MODEL) --limit $(NEXT_STATE_LIMIT) --seed 0 --out results/next-state
 	$(EVAL) plots --results results --readme README.md
 	$(BIN)/python -m train.model_card $(RESULTS_MODEL) --results results --notes docs/model-notes.md
 

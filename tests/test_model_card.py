@@ -28,3 +28,41 @@ def test_card_reports_the_measured_numbers(tmp_path: Path) -> None:
     assert "| CruxEval-I (inv_step_call) | not run | | |" in card
     assert "| step_into | 20 | 50.0% | 25.0% | 20.0% |" in card
     assert "18.8%" in card and card.rstrip().endswith("tried things")
+
+
+def test_card_shows_next_state_per_action_from_the_command_summary(tmp_path: Path) -> None:
+    """The summary is built by the code `eval next-state` writes it with (NextStateReport.summary), not by hand."""
+    from adapter.compare import FieldDiff
+    from train.manifest import NextStateExample
+    from train.next_state import NextStateReport, Question, Selection
+
+    def question(action: str, direction: str) -> Question:
+        return Question(NextStateExample(prompt="", program="", target="{}", action=action, direction=direction), 0, 0)
+
+    report = NextStateReport()
+    for action, direction, outcomes in (("step_into", "forward", [True, True, False, False]), ("inv_step_call", "inverse", [True, False]),
+                                        ("inv_step_over", "inverse", [False])):  # fmt: skip
+        for matched in outcomes:
+            report.add(question(action, direction), FieldDiff() if matched else FieldDiff(locals=True))
+    report.unparsed = 1
+    selection = Selection([], trajectories=9, forward=6, inverse=3, states=120)
+    summary = report.summary(selection, backend="transformers", model="checkpoints/default", trajectories="data/heldout-next-state",
+                             limit=7, seed=0, seq_len=1024, max_state_tokens=256, constrained=True, seconds=14.0)  # fmt: skip
+    ckpt, results = tmp_path / "ckpt", tmp_path / "results"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"]}))
+    assert "## Held-out next-state exact match per action (forward and inverse)" in render_card(ckpt, results, "")
+    assert "Not run yet" in render_card(ckpt, results, "").split("per action (forward and inverse)")[1].split("##")[0]
+    (results / "next-state").mkdir(parents=True)
+    (results / "next-state" / "summary.json").write_text(json.dumps(summary))
+    card = render_card(ckpt, results, "")
+    section = card.split("## Held-out next-state exact match per action (forward and inverse)")[1].split("\n## ")[0]
+    assert "`data/heldout-next-state`: 7 states drawn (seed 0" in section and "9 trajectories (6 forward, 3 inverse)" in section
+    assert "1 predictions were not a state" in section and "2.0 s per state" in section
+    assert "| step_into | forward | 4 | 100.0% | 50.0% | 50.0% |" in section
+    assert "| inv_step_call | inverse | 2 | 100.0% | 50.0% | 50.0% |" in section
+    assert "| inv_step_over | inverse | 1 | 100.0% | 0.0% | 0.0% |" in section
+    assert "| all forward | forward | 4 | 100.0% | 50.0% | 50.0% |" in section
+    assert "| all inverse | inverse | 3 | 100.0% | 33.3% | 33.3% |" in section
+    assert "| all | both | 7 | 100.0% | 42.9% | 42.9% |" in section
+    assert section.index("| step_into |") < section.index("| inv_step_over |") < section.index("| inv_step_call |")  # ActionKind order

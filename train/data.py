@@ -136,32 +136,42 @@ def trajectory_documents(traj: Any, encoder: SegmentEncoder, seq_len: int, mask_
 
 def window_examples(traj: Any, windows: list[list[Any]], rng: random.Random) -> list[NextStateExample]:
     """One next-state question per window: a random predicted state, its prompt, the state before it."""
-    from model import language
-
     out = []
     step_index = 0  # index into traj.steps of the first predicted state of the window
-    states = traj.states
     for segments in windows:
         predicted = [i for i, s in enumerate(segments) if s.predicted]
         if not predicted:
             continue
         pick = rng.randrange(len(predicted))
-        seg_index = predicted[pick]
-        step = traj.steps[step_index + pick]
-        previous = states[step_index + pick]
-        target = language.canonical_state(step.state, traj.program)
-        out.append(
-            NextStateExample(
-                prompt=language.render_text(segments[:seg_index]),
-                target=target.model_dump_json(),
-                previous=previous.model_dump_json(),
-                program=traj.program,
-                action=step.action.kind.value,
-                direction=traj.direction,
-            )
-        )
+        out.append(_state_example(traj, segments, predicted[pick], step_index + pick))
         step_index += len(predicted)
     return out
+
+
+def every_window_example(traj: Any, windows: list[list[Any]]) -> Iterator[tuple[int, NextStateExample]]:
+    """Every predicted state of every window as a next-state question, with its index into ``traj.steps``."""
+    step_index = 0
+    for segments in windows:
+        predicted = [i for i, s in enumerate(segments) if s.predicted]
+        for pick, seg_index in enumerate(predicted):
+            yield step_index + pick, _state_example(traj, segments, seg_index, step_index + pick)
+        step_index += len(predicted)
+
+
+def _state_example(traj: Any, segments: list[Any], seg_index: int, step_index: int) -> NextStateExample:
+    """The question for the state of ``segments[seg_index]`` (= ``traj.steps[step_index]``): the text before it as the prompt."""
+    from model import language
+
+    step = traj.steps[step_index]
+    previous = traj.steps[step_index - 1].state if step_index else traj.initial
+    return NextStateExample(
+        prompt=language.render_text(segments[:seg_index]),
+        target=language.canonical_state(step.state, traj.program).model_dump_json(),
+        previous=previous.model_dump_json(),
+        program=traj.program,
+        action=step.action.kind.value,
+        direction=traj.direction,
+    )
 
 
 def _interleave(by_action: dict[str, list[NextStateExample]]) -> list[NextStateExample]:

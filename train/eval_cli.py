@@ -1,4 +1,5 @@
-"""`neural-debugger eval`: CruxEval (`eval cruxeval`) and next-state fidelity (`eval fidelity`).
+"""`neural-debugger eval`: CruxEval (`eval cruxeval`), next-state fidelity (`eval fidelity`) and held-out
+next-state exact match per action on trajectory shards (`eval next-state`).
 
 Heavy imports (torch, transformers) happen only inside the commands.
 """
@@ -15,7 +16,7 @@ import typer
 
 from model.paths import DEFAULT_CHECKPOINT, REPO_ROOT
 
-app = typer.Typer(add_completion=False, help="Evaluate a model: CruxEval and next-state fidelity.", no_args_is_help=True)
+app = typer.Typer(add_completion=False, help="Evaluate a model: CruxEval, next-state fidelity, next-state exact match per action.", no_args_is_help=True)
 
 DEFAULT_PROBLEMS = REPO_ROOT.parent / "shared" / "cruxeval" / "cruxeval.jsonl"
 BACKENDS = ("transformers", "vllm", "oracle")
@@ -221,6 +222,51 @@ def fidelity(
     overall = summary["overall"]
     typer.echo(f"next-state exact {100 * overall['state']:.1f}% (location {100 * overall['location']:.1f}%, locals {100 * overall['locals']:.1f}%) "
                f"over {overall['stops']} steps of {summary['programs_used']} programs; wrote {out}/summary.json")  # fmt: skip
+
+
+@app.command("next-state")
+def next_state(
+    trajectories: Path = typer.Option(..., help="trajectory shards: a folder (searched recursively) or one .jsonl / .jsonl.gz, as `tracegen synth` writes"),
+    model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
+    backend: str = typer.Option("transformers", help="transformers | vllm"),
+    vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
+    out: Path = typer.Option(..., help="output folder: summary.json and predictions.jsonl"),
+    limit: int | None = typer.Option(None, min=1, help="only N states, a seeded sample round-robin over actions (default: every state)"),
+    seed: int = typer.Option(0, help="seed of the sample"),
+    seq_len: int | None = typer.Option(None, min=16, help="window length in tokens (default: the model's context, as in training)"),
+    max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate (a retry gets twice as many)"),
+    constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
+    threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
+    progress: bool = typer.Option(True, help="show a progress bar"),
+) -> None:
+    """Held-out next-state exact match per action, forward and inverse, on the windows training uses (greedy)."""
+    from train import next_state as ns
+
+    if backend not in ("transformers", "vllm"):
+        raise _fail(f"unknown backend {backend!r}: use transformers or vllm")
+    if not trajectories.exists():
+        raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
+    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
+    start = time.perf_counter()
+    window = seq_len or int(getattr(sessions.backend, "max_model_len", None) or 2048)
+    try:
+        selection = ns.select_questions(trajectories, sessions.tokenizer, window, limit=limit, seed=seed)
+        if not selection.questions:
+            raise ns.TrajectoriesError(f"the {selection.trajectories} trajectories at {trajectories} have no step whose state fits a window of {window} tokens")
+        report = ns.evaluate(selection.questions, sessions, progress=progress)
+    except ns.TrajectoriesError as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        sessions.close()
+    elapsed = time.perf_counter() - start
+    summary = report.summary(selection, backend=backend, model=str(model or DEFAULT_CHECKPOINT), trajectories=str(trajectories),
+                             limit=limit, seed=seed, seq_len=window, max_state_tokens=max_state_tokens,
+                             constrained=constrained, seconds=elapsed)  # fmt: skip
+    ns.write_results(out, report, summary)
+    overall = summary["overall"]
+    per_action = ", ".join(f"{a} {100 * r['state']:.0f}% ({r['stops']})" for a, r in summary["by_action"].items())
+    typer.echo(f"next-state exact {100 * overall['state']:.1f}% (location {100 * overall['location']:.1f}%, locals {100 * overall['locals']:.1f}%) "
+               f"over {overall['stops']} states in {elapsed:.0f} s: {per_action}; wrote {out}/summary.json")  # fmt: skip
 
 
 @app.command()

@@ -2,7 +2,7 @@
 
 Every number comes from a file a command wrote: the checkpoint's `config.json` and
 `training_summary.json` (written by `neural-debugger train`), and the `summary.json` files of
-`neural-debugger eval cruxeval` / `eval fidelity` under a results folder. Free text (the recipe
+`neural-debugger eval cruxeval` / `eval fidelity` / `eval next-state` under a results folder. Free text (the recipe
 notes, what was tried) comes from a markdown file passed with `--notes`.
 
     python -m train.model_card checkpoints/default --results results --notes docs/model-notes.md
@@ -80,6 +80,29 @@ def fidelity_lines(fidelity: dict[str, Any]) -> list[str]:
     return lines
 
 
+NEXT_STATE_RUN = "next-state"
+NEXT_STATE_TITLE = "Held-out next-state exact match per action (forward and inverse)"
+
+
+def next_state_lines(summary: dict[str, Any]) -> list[str]:
+    """The `eval next-state` summary: how the states were drawn, then one row per action, per direction and overall."""
+    overall = summary["overall"]
+    lines = [f"`{summary.get('trajectories', '?')}`: {overall.get('stops', '?')} states drawn (seed {summary.get('seed')}, "
+             f"round-robin over actions) from {summary.get('trajectories_read', '?')} trajectories "
+             f"({summary.get('forward_trajectories', '?')} forward, {summary.get('inverse_trajectories', '?')} inverse) of "
+             f"held-out programs, each prompted with the window training uses ({summary.get('seq_len')} tokens), greedy "
+             f"{'constrained ' if summary.get('constrained', True) else ''}decoding; {summary.get('unparsed', 0)} predictions "
+             f"were not a state (counted wrong) and {summary.get('closed', 0)} were cut off at the token budget and closed, "
+             f"{summary.get('seconds_per_state', '?')} s per state.",
+             "", "| action | direction | states | location | locals | whole state |", "|---|---|---|---|---|---|"]  # fmt: skip
+    rows = [(name, "inverse" if name.startswith("inv_") else "forward", r) for name, r in summary.get("by_action", {}).items()]
+    rows += [(f"all {d}", d, r) for d, r in summary.get("by_direction", {}).items()]
+    rows.append(("all", "both", overall))
+    for name, direction, r in rows:
+        lines.append(f"| {name} | {direction} | {r.get('stops', '?')} | {_pct(r.get('location'))} | {_pct(r.get('locals'))} | {_pct(r.get('state'))} |")
+    return lines
+
+
 def cruxeval_lines(results: Path) -> list[str]:
     lines = ["| task | pass@1 | passed / n | seconds per problem |", "|---|---|---|---|"]
     for folder, label in CRUXEVAL_RUNS:
@@ -110,6 +133,9 @@ def render_card(ckpt: Path, results: Path, notes: str) -> str:
                       f"from the real previous state), seed {fidelity.get('seed')}.", "", *fidelity_lines(fidelity), ""]  # fmt: skip
     if not any(f for _, f in fidelities):
         parts += ["Not run yet (`make results`).", ""]
+    next_state = _load(results / NEXT_STATE_RUN / "summary.json")
+    parts += [f"## {NEXT_STATE_TITLE} (`neural-debugger eval next-state`)", ""]
+    parts += [*next_state_lines(next_state), ""] if next_state else ["Not run yet (`make results`).", ""]
     parts += ["## CruxEval (`neural-debugger eval cruxeval`, greedy)", "", *cruxeval_lines(results), "",
               "Paper (Beck et al., 2026), for scale: a 1.8B model trained from scratch on 150B tokens reaches 53.6 (input), "
               "48.0 (output, step_return), 57.7 (output, breakpoint).", ""]  # fmt: skip
@@ -121,7 +147,7 @@ def render_card(ckpt: Path, results: Path, notes: str) -> str:
 @app.command()
 def main(
     ckpt: Path = typer.Argument(..., help="the checkpoint folder"),
-    results: Path = typer.Option(Path("results"), help="folder of eval summaries (cruxeval-*, fidelity)"),
+    results: Path = typer.Option(Path("results"), help="folder of eval summaries (cruxeval-*, fidelity*, next-state)"),
     notes: Path | None = typer.Option(None, help="markdown appended to the card: recipe, what was tried"),
 ) -> None:
     if not (ckpt / "config.json").is_file():
