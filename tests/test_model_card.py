@@ -15,7 +15,8 @@ def test_card_reports_the_measured_numbers(tmp_path: Path) -> None:
     (ckpt / "training_summary.json").write_text(json.dumps({
         "params": 3958528, "steps": 809, "tokens_seen": 6627328, "elapsed_s": 4198.3, "tokens_per_s": 1578.6, "epochs": 0.317,
         "data": {"mask": "states", "splits": {"train": split, "heldout": split}}, "peak_lr": 0.002, "best_heldout_loss": 0.93,
-        "final_eval": {"heldout_loss": 0.93, "next_state_exact": 0.1875, "next_state_parsed": 0.5625, "next_state_n": 16}}))
+        "final_eval": {"heldout_loss": 0.93, "next_state_exact": 0.1875, "next_state_parsed": 0.5625, "next_state_n": 16},
+        "init_from": "runs/a", "init_from_summary": {"steps": 809, "tokens_seen": 6627328}}))
     (results / "cruxeval-output").mkdir(parents=True)
     (results / "cruxeval-output" / "summary.json").write_text(json.dumps({"pass@1": 12.5, "n": 800, "passed": 100, "seconds_per_problem": 0.9}))
     (results / "fidelity").mkdir()
@@ -27,6 +28,7 @@ def test_card_reports_the_measured_numbers(tmp_path: Path) -> None:
     assert "| CruxEval-O (step_return) | 12.5 | 100 / 800 | 0.9 |" in card
     assert "| CruxEval-I (inv_step_call) | not run | | |" in card
     assert "| step_into | 20 | 50.0% | 25.0% | 20.0% |" in card
+    assert "- initialized from `runs/a`: 809 steps, 6,627,328 tokens before this run" in card
     assert "18.8%" in card and card.rstrip().endswith("tried things")
 
 

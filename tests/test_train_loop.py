@@ -148,6 +148,7 @@ def test_finetune_adds_special_tokens_and_repacks(toy_packed, tmp_path):
 
     assert Manifest.load(out / "data").tokenizer_sha256 == tokenizer_hash(tok)
     assert summary["final_eval"]["next_state_n"] == 1
+    assert summary["init_from"] == str(base) and summary["init_from_summary"] is None  # a foreign model has no summary
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:

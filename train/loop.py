@@ -5,6 +5,7 @@ checkpoint and resume, a live progress bar, JSONL metrics; CPU, one GPU, or seve
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -453,7 +454,21 @@ class Trainer:
             "peak_lr": self.peak_lr,
             "best_heldout_loss": rs.best_heldout_loss,
             "final_eval": last_eval,
+            "init_from": str(self.cfg.init_from) if self.cfg.init_from else None,
+            "init_from_summary": _prior_summary(self.cfg.init_from),
         }
+
+
+def _prior_summary(folder: Path | None) -> dict[str, Any] | None:
+    """What the checkpoint a fine-tune started from had seen (its own training_summary.json), if it says."""
+    if folder is None:
+        return None
+    try:
+        prior = json.loads((Path(folder) / "training_summary.json").read_text())
+    except (OSError, ValueError):
+        return None
+    keep = ("steps", "tokens_seen", "elapsed_s", "tokens_per_s", "init_from")
+    return {k: prior.get(k) for k in keep} | {"data_dir": prior.get("data", {}).get("dir")}
 
 
 def saved_lr(saved: dict[str, Any] | None) -> float | None:

@@ -63,6 +63,10 @@ def training_lines(summary: dict[str, Any]) -> list[str]:
         f"{summary.get('elapsed_s', 0) / 60:.0f} minutes at {summary.get('tokens_per_s'):,} tokens/s",
         f"- held-out loss (per predicted token): best {_num(summary.get('best_heldout_loss'))}, last {_num(final.get('heldout_loss'))}",
     ]
+    prior = summary.get("init_from_summary") or {}
+    if summary.get("init_from"):
+        seen = f": {prior['steps']:,} steps, {prior['tokens_seen']:,} tokens before this run" if prior.get("tokens_seen") else ""
+        lines.append(f"- initialized from `{summary['init_from']}`{seen}")
     if "next_state_exact" in final:
         lines.append(f"- next-state exact match at the end of training (greedy, unconstrained, {final.get('next_state_n', '?')} "
                      f"held-out states): {_pct(final.get('next_state_exact'))}, parsed {_pct(final.get('next_state_parsed'))}")  # fmt: skip
