@@ -54,6 +54,7 @@ HIDDEN_TYPES = frozenset({"module", "function", "type", "builtin_function_or_met
 RETURN_PREFIX = "(return) "
 RETURN_DICT = "__pydevd_ret_val_dict"  # where pydevd keeps the return values it shows
 DEFAULT_TIMEOUT = 10.0  # seconds for one request, and for the adapter to start
+START_TIMEOUT = 60.0  # seconds for the launched program to come up (debugpy spawns it; slow on a loaded machine)
 DEFAULT_RUN_TIMEOUT = 30.0  # seconds the program may run between two stops before it counts as never ending
 
 
@@ -160,7 +161,8 @@ class DebugpySession:
                 "console": "internalConsole", "cwd": str(cwd or path.parent), "args": list(args),
                 "python": [self.python, "-Xfrozen_modules=off"], "env": dict(env or {}),
             })
-            client.wait_event(lambda e: e.get("event") == "initialized", on_other=self._on_event)
+            client.wait_event(lambda e: e.get("event") == "initialized", timeout=max(self.timeout, START_TIMEOUT),
+                              on_other=self._on_event)
             self._set_breakpoints(self.breakpoints)
             client.request("setExceptionBreakpoints", {"filters": ["uncaught"]})
             client.request("configurationDone")
