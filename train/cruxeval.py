@@ -24,7 +24,6 @@ prediction cannot smuggle in statements.
 from __future__ import annotations
 
 import ast
-import json
 import os
 import subprocess
 import sys
@@ -379,12 +378,3 @@ def summarize(records: list[dict[str, Any]], **settings: Any) -> dict[str, Any]:
     seconds = sum(float(r.get("seconds", 0.0)) for r in records)
     return {"pass@1": round(100.0 * passed / n, 2) if n else 0.0, "n": n, "passed": passed, "no_prediction": no_answer,
             "outcomes": outcomes, "seconds_per_problem": round(seconds / n, 3) if n else 0.0, **settings}  # fmt: skip
-
-
-def write_results(out: Path, records: list[dict[str, Any]], summary: dict[str, Any]) -> None:
-    """DIR/predictions.jsonl (one record per problem) and DIR/summary.json."""
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "predictions.jsonl").open("w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from model.paths import DEFAULT_CHECKPOINT, REPO_ROOT
+from train.results_io import write_results
 
 app = typer.Typer(add_completion=False, help="Evaluate a model: CruxEval, next-state fidelity, next-state exact match per action.", no_args_is_help=True)
 
@@ -152,7 +153,7 @@ def cruxeval(
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
     )  # fmt: skip
-    cx.write_results(out, records, summary)
+    write_results(out, summary, records, "predictions.jsonl")
     (out / "predictions.partial.jsonl").unlink(missing_ok=True)
     typer.echo(f"pass@1 {summary['pass@1']:.2f}% ({summary['passed']}/{summary['n']}) in {elapsed:.0f} s; wrote {out}/predictions.jsonl and {out}/summary.json")
 
@@ -218,7 +219,7 @@ def fidelity(
                              programs=str(programs), seed=seed, scripts=scripts, max_steps=max_steps,
                              seconds=round(time.perf_counter() - start, 1))  # fmt: skip
     sessions.close()
-    fd.write_results(out, report, summary)
+    write_results(out, summary, report.steps, "steps.jsonl")
     overall = summary["overall"]
     typer.echo(f"next-state exact {100 * overall['state']:.1f}% (location {100 * overall['location']:.1f}%, locals {100 * overall['locals']:.1f}%) "
                f"over {overall['stops']} steps of {summary['programs_used']} programs; wrote {out}/summary.json")  # fmt: skip
@@ -262,7 +263,7 @@ def next_state(
     summary = report.summary(selection, backend=backend, model=str(model or DEFAULT_CHECKPOINT), trajectories=str(trajectories),
                              limit=limit, seed=seed, seq_len=window, max_state_tokens=max_state_tokens,
                              constrained=constrained, seconds=elapsed)  # fmt: skip
-    ns.write_results(out, report, summary)
+    write_results(out, summary, report.records, "predictions.jsonl")
     overall = summary["overall"]
     per_action = ", ".join(f"{a} {100 * r['state']:.0f}% ({r['stops']})" for a, r in summary["by_action"].items())
     typer.echo(f"next-state exact {100 * overall['state']:.1f}% (location {100 * overall['location']:.1f}%, locals {100 * overall['locals']:.1f}%) "

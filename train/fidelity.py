@@ -226,14 +226,3 @@ def compare_sessions(predicted: Any, real: Any, actions: Sequence[Action]) -> Co
         if real_state.finished:
             break
     return summary
-
-
-def write_results(out: Path, report: FidelityReport, summary: dict[str, Any]) -> None:
-    """OUT/summary.json and OUT/steps.jsonl (one record per compared step)."""
-    import json
-
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    with (out / "steps.jsonl").open("w", encoding="utf-8") as fh:
-        for record in report.steps:
-            fh.write(json.dumps(record) + "\n")

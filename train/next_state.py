@@ -19,7 +19,6 @@ model's context is skipped and counted (only possible with ``--seq-len`` above t
 from __future__ import annotations
 
 import heapq
-import json
 import random
 import time
 from collections.abc import Iterable
@@ -231,13 +230,3 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True)
         bar.set_postfix(exact=f"{100 * report.overall.match_rate:.1f}%")
     bar.close()
     return report
-
-
-def write_results(out: Path, report: NextStateReport, summary: dict[str, Any]) -> None:
-    """OUT/summary.json and OUT/predictions.jsonl (one record per answered question)."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    with (out / "predictions.jsonl").open("w", encoding="utf-8") as fh:
-        for record in report.records:
-            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
-
