@@ -75,11 +75,12 @@ def pump(read_fd: int, write_fd: int, direction: str, log: TapLog, close_after: 
             data = os.read(read_fd, 65536)
             if not data:
                 break
+            # Log before forwarding: a reply can then never reach the log ahead of its request.
+            for message in splitter.feed(data):
+                log.write(direction, message)
             view = memoryview(data)
             while view:
                 view = view[os.write(write_fd, view):]
-            for message in splitter.feed(data):
-                log.write(direction, message)
     except OSError:
         pass
     finally:

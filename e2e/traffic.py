@@ -63,17 +63,26 @@ def _error_text(msg: dict[str, Any]) -> str:
     return str(error.get("format") or msg.get("message") or "error")
 
 
+def _requests_by_seq(entries: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Every request VS Code sent, by its sequence number."""
+    return {
+        entry["msg"].get("seq", -1): entry["msg"]
+        for entry in entries
+        if entry.get("dir") == "in" and (entry.get("msg") or {}).get("type") == "request"
+    }
+
+
 def adapter_session(entries: list[dict[str, Any]]) -> AdapterSession:
     """Rebuild the session (stops, output, end) from tap log entries."""
     session = AdapterSession()
-    requests: dict[int, dict[str, Any]] = {}
+    # Requests first: the two directions are logged by separate threads, so a reply may precede its request.
+    requests = _requests_by_seq(entries)
     top_frame_ids: set[int] = set()
     locals_refs: set[int] = set()
     for entry in entries:
         msg = entry.get("msg") or {}
         kind = msg.get("type")
         if entry.get("dir") == "in" and kind == "request":
-            requests[msg.get("seq", -1)] = msg
             if msg.get("command") in ("launch", "attach"):
                 session.launch_arguments = msg.get("arguments") or {}
             continue

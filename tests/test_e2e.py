@@ -63,12 +63,13 @@ def run_tapped_session(tmp_path: Path, program: Path) -> Path:
     log = tmp_path / "dap.jsonl"
     cmd = [sys.executable, str(REPO / "e2e" / "dap_tap.py"), "--log", str(log), "--", str(ADAPTER), "dap"]
     trace = {"command": "stackTrace", "arguments": {"threadId": 1, "startFrame": 0, "levels": 1}}
+    rest = {"command": "stackTrace", "arguments": {"threadId": 1, "startFrame": 1, "levels": 19}}
     step = {"command": "next", "arguments": {"threadId": 1}}
     scopes = {"command": "scopes", "arguments": {"frameId": 1}}
     bodies = [
         {"command": "initialize", "arguments": {"adapterID": "neural", "supportsVariableType": True}},
         {"command": "launch", "arguments": {"program": str(program), "backend": "oracle", "stopOnEntry": True}},
-        {"command": "configurationDone"}, trace, scopes, step, trace, scopes, step, trace, scopes,
+        {"command": "configurationDone"}, trace, scopes, step, trace, scopes, step, trace, rest, scopes,
         {"command": "evaluate", "arguments": {"expression": "x", "frameId": 1, "context": "hover"}},
         {"command": "disconnect", "arguments": {}},
     ]
@@ -98,6 +99,18 @@ def test_tap_log_reads_back_what_the_adapter_sent(tapped: Path) -> None:
     # the variables of the Locals scope were not asked for: a scope with variables stays unknown
     assert last.locals is None
     assert session.stops[0].locals == {}  # an empty Locals scope needs no variables request
+
+
+def test_a_reply_logged_before_its_request_still_pairs_with_it(tapped: Path) -> None:
+    """The tap's two directions are separate threads; CI once logged a stackTrace reply first."""
+    entries = read_log(tapped)
+    index = next(i for i, e in enumerate(entries)
+                 if e["dir"] == "in" and e["msg"].get("command") == "stackTrace"
+                 and (e["msg"].get("arguments") or {}).get("startFrame", 0) > 0)
+    reply = next(i for i, e in enumerate(entries) if i > index and e["dir"] == "out"
+                 and e["msg"].get("request_seq") == entries[index]["msg"]["seq"])
+    swapped = entries[:index] + entries[index + 1:reply + 1] + [entries[index]] + entries[reply + 1:]
+    assert adapter_session(swapped).stops == adapter_session(entries).stops
 
 
 def view(line: int, variables: dict[str, str], hovers: list[dict[str, str]] | None = None) -> dict:
