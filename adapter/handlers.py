@@ -29,6 +29,7 @@ from adapter.variables import VariableStore, parse_repr
 from model.session_api import DebugSession, SessionError
 from protocol import dap
 from protocol.debugger import Action, ActionKind, Ending, State, StopReason
+from protocol.source_text import read_source
 
 THREAD_ID = 1
 LOW_CONFIDENCE = 0.5
@@ -549,6 +550,6 @@ class DapHandler:
 
 def _read_text(path: str) -> str | None:
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_source(path)
+    except (OSError, UnicodeDecodeError, SyntaxError):
         return None

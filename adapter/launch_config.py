@@ -20,6 +20,7 @@ from pydantic import Field, ValidationError
 
 from model.session_api import DebugSession, SessionError
 from protocol.dap import NeuralLaunchArguments
+from protocol.source_text import read_source
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 VLLM_PROBE_TIMEOUT_S = 5.0  # launch waits this long for GET /v1/models unless vllmTimeout is given
@@ -69,7 +70,7 @@ def resolve_program(config: LaunchConfig) -> Path:
 
 
 def load_program(config: LaunchConfig) -> Program:
-    """Read and compile the program; LaunchError for a missing, unreadable, non-UTF-8 or invalid file."""
+    """Read (as Python decodes source) and compile the program; LaunchError for a missing, unreadable, undecodable or invalid file."""
     if config.cwd and not Path(config.cwd).expanduser().is_dir():
         raise LaunchError(f"cwd {config.cwd!r} is not a directory")
     path = resolve_program(config)
@@ -78,15 +79,22 @@ def load_program(config: LaunchConfig) -> Program:
     if not path.is_file():
         raise LaunchError(f"program is not a file: {path}")
     try:
-        source = path.read_text(encoding="utf-8")
+        source = read_source(path)
     except PermissionError:
         raise LaunchError(f"cannot read program {path}: permission denied") from None
     except UnicodeDecodeError as exc:
-        raise LaunchError(f"cannot read program {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise LaunchError(f"cannot read program {path}: not {_encoding_name(exc.encoding)} text ({exc.reason} at byte {exc.start})") from None
+    except SyntaxError as exc:  # an unknown or contradictory coding declaration
+        raise LaunchError(f"cannot read program {path}: {exc.msg}") from None
     except OSError as exc:
         raise LaunchError(f"cannot read program {path}: {exc.strerror or exc}") from None
     check_syntax(source, str(path))
     return Program(path=path, source=source)
+
+
+def _encoding_name(codec: str) -> str:
+    """How an error names a codec: UTF-8 for Python's default, else the declared name."""
+    return "UTF-8" if codec.lower().replace("_", "-") in ("utf-8", "utf-8-sig", "utf8") else codec
 
 
 def check_syntax(source: str, filename: str) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from model.session_api import SessionError
 from protocol.debugger import Action, State, Step
+from protocol.source_text import read_source
 
 
 class OracleDebugger:
@@ -112,7 +113,7 @@ class OracleDebugger:
         from tracegen.fast import RecordError, record_program
 
         try:
-            if self.path and Path(self.path).is_file() and Path(self.path).read_text(encoding="utf-8", errors="replace") == self.program:
+            if self.path and Path(self.path).is_file() and read_source(self.path, errors="replace") == self.program:
                 self._trace = record_program(path=self.path, args=self.args)
             else:
                 self._trace = record_program(self.program, args=self.args)

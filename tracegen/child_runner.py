@@ -670,8 +670,8 @@ def run(program: str, out_path: str, argv: list[str], max_events: int, max_stdou
     """Run the program, write the trace to ``out_path``; returns the exit code for this process."""
     with open(out_path, "w", encoding="utf-8") as out:
         tracer = Tracer(program, out, max_events, max_stdout)
-        with open(program, encoding="utf-8") as f:
-            source = f.read()
+        with open(program, "rb") as f:
+            source = f.read()  # bytes: compile() honours a coding declaration and a byte-order mark
         tracer.emit(["P", tracer.program])
         if cwd:
             os.chdir(cwd)

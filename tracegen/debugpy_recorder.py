@@ -47,6 +47,7 @@ from protocol.debugger import (
     State,
     StopReason,
 )
+from protocol.source_text import read_source
 from tracegen.dap_client import DapClient, DapError, DapTimeout, Message
 
 GROUP_NAMES = frozenset({"special variables", "function variables", "class variables", "protected variables"})
@@ -88,7 +89,7 @@ class _Sources:
             return ""
         if path not in self.lines:
             try:
-                self.lines[path] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+                self.lines[path] = read_source(path, errors="replace").splitlines()
             except OSError:
                 self.lines[path] = []
         text = self.lines[path]

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from protocol.debugger import Action, ActionKind, Ending, ExceptionInfo, Frame, ReturnValue, State, StopReason
+from protocol.source_text import read_source
 from tracegen.sandbox import Limits, run_traced
 from tracegen.trace import CALL, EXCEPTION, LINE, RETURN, ProgramTrace, parse_trace
 
@@ -86,7 +87,7 @@ def record_program(
         program = Path(path).resolve()
         if not program.is_file():
             raise RecordError(f"no such program file: {path}")
-        text = program.read_text(encoding="utf-8", errors="replace")
+        text = read_source(program, errors="replace")
         return _record(program, text, str(path), args, limits, cwd)
     with tempfile.TemporaryDirectory(prefix="tracegen-src-") as tmp:
         program = Path(tmp) / "program.py"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from protocol.source_text import read_source
 from tracegen.synth import generate_program
 
 NETWORK_MODULES = frozenset({"socket", "urllib", "http", "requests", "ftplib", "smtplib", "poplib", "imaplib",
@@ -112,8 +113,8 @@ class FileSource:
         self.skipped: dict[str, str] = {}
         for file in files:
             try:
-                text = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+                text = read_source(file)
+            except (OSError, UnicodeDecodeError, SyntaxError) as exc:
                 self.skipped[str(file)] = f"unreadable: {exc}"
                 continue
             reason = static_rejection(text)

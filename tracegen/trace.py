@@ -30,9 +30,9 @@ import dis
 import json
 import types
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from protocol.debugger import Ending
+from protocol.source_text import read_source
 
 CALL, LINE, RETURN, EXCEPTION = "c", "l", "r", "x"
 
@@ -151,7 +151,7 @@ def _file_line(path: str, line: int) -> str:
     lines = _FILE_CACHE.get(path)
     if lines is None:
         try:
-            lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+            lines = read_source(path, errors="replace").splitlines()
         except OSError:
             lines = []
         _FILE_CACHE[path] = lines
