@@ -49,19 +49,30 @@ class StateRecord:
 
 
 def entry_state(program: str) -> State:
-    """The stop on entry: the module's first executed line, no locals; an exit if nothing runs.
+    """The stop on entry: the module's first executed line, no locals.
 
-    Raises SessionError when the program does not compile.
+    A program without statements (empty, or only comments) still stops once, on line 0, as debugpy
+    does. Raises SessionError when the program does not compile.
     """
+    lines = _module_lines(program)
+    if not lines:
+        return State(reason=StopReason.ENTRY, frames=[Frame(name="<module>", line=0, source="")])
+    first = min(lines)
+    return State(reason=StopReason.ENTRY, frames=[Frame(name="<module>", line=first, source=lang.source_line(program, first))])
+
+
+def _module_lines(program: str) -> list[int]:
+    """The source lines the module's own code runs (SessionError when it does not compile)."""
     try:
         code = compile(program, "<program>", "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         raise SessionError(f"the program does not compile: {exc}") from None
-    lines = [line for _, _, line in code.co_lines() if line is not None and line > 0]
-    if not lines:
-        return State(reason=StopReason.EXITED, exit_code=0, ending=Ending.NORMAL)
-    first = min(lines)
-    return State(reason=StopReason.ENTRY, frames=[Frame(name="<module>", line=first, source=lang.source_line(program, first))])
+    return [line for _, _, line in code.co_lines() if line is not None and line > 0]
+
+
+def exit_state() -> State:
+    """A normal exit with status 0 and nothing printed."""
+    return State(reason=StopReason.EXITED, exit_code=0, ending=Ending.NORMAL)
 
 
 def executable_lines(program: str) -> set[int]:
@@ -205,6 +216,8 @@ class NeuralDebugger:
         if action.kind is ActionKind.BREAKPOINT:
             if action.line is None or action.line not in self._lines:
                 raise SessionError(f"cannot run to line {action.line}: not an executable line of the program")
+        if not self._lines and not action.kind.inverse:  # nothing to run: any step ends the program
+            return self.append(action, exit_state())
         record = self._predict(action)
         self._actions.append(action)
         self._records.append(record)

@@ -190,3 +190,14 @@ def test_greedy_retries_keep_a_session_deterministic(tiny_checkpoint: Path) -> N
         runs.append(states)
         session.close()
     assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("program", ["", "# nothing but a comment\n\n"])
+def test_a_program_without_statements_stops_on_line_0_then_exits_like_debugpy(tiny_checkpoint: Path, program: str) -> None:
+    from tracegen.fast import record_program, replay
+
+    real = replay(record_program(program), [OVER])
+    session = make(tiny_checkpoint, program)
+    assert session.start() == real[0]
+    assert session.step(OVER) == real[1]
+    assert session.history[0].state.finished and session.state.exit_code == 0
