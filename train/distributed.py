@@ -63,6 +63,18 @@ def all_reduce_mean(value: float, info: DistInfo) -> float:
     return float(t.item()) / info.world
 
 
+def all_reduce_sum(value: int, info: DistInfo) -> int:
+    """The sum of `value` over all ranks (the value itself on one process)."""
+    if info.world == 1:
+        return value
+    import torch
+    import torch.distributed as dist
+
+    t = torch.tensor([value], dtype=torch.int64, device=info.device)
+    dist.all_reduce(t)
+    return int(t.item())
+
+
 def any_rank(flag: bool, info: DistInfo) -> bool:
     """True when `flag` is true on any rank (so all ranks stop together)."""
     if info.world == 1:

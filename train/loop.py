@@ -267,21 +267,29 @@ class Trainer:
         return out
 
     def _train_step(self) -> float:
-        """Forward, backward and update over `grad_accum` micro-batches; returns the mean target-token loss."""
+        """Forward, backward and update over `grad_accum` micro-batches on every rank.
+
+        The gradient is that of the mean loss over all target tokens of the step, on all ranks
+        together (as one process with `grad_accum * world` micro-batches would compute it): each rank
+        divides its summed loss by the step's total target count and multiplies by the world size,
+        which DDP's gradient averaging divides out. Returns this rank's share times the world size,
+        whose mean over ranks is the step's mean target-token loss.
+        """
         import contextlib
 
         import torch
 
         batches = self._micro_batches()
         # targets are labels[:, 1:] != -100 (the model shifts internally)
-        n_items = sum(int((labels[:, 1:] != -100).sum()) for _, labels in batches)
+        local_items = sum(int((labels[:, 1:] != -100).sum()) for _, labels in batches)
+        n_items = distributed.all_reduce_sum(local_items, self.info)
         n_items_t = torch.tensor(max(1, n_items), device=self.info.device)
         total = 0.0
         for i, (ids, labels) in enumerate(batches):
             last = i == len(batches) - 1
             sync = contextlib.nullcontext() if (last or self.info.world == 1) else self.forward_model.no_sync()
             with sync, self._autocast():
-                loss = self.forward_model(input_ids=ids, labels=labels, num_items_in_batch=n_items_t).loss
+                loss = self.forward_model(input_ids=ids, labels=labels, num_items_in_batch=n_items_t).loss * self.info.world
             loss.backward()
             total += float(loss.detach())
         if self.cfg.grad_clip > 0:
