@@ -51,6 +51,13 @@ HAND_WRITTEN: dict[str, str] = {
     'hand_lambda_sort': "pairs = [(3, 'c'), (1, 'a'), (2, 'b')]\nordered = sorted(pairs, key=lambda p: p[0])\nnames = list(map(lambda p: p[1].upper(), ordered))\n",
     'hand_deep_recursion': 'def depth(n):\n    if n == 0:\n        return 0\n    sub = depth(n - 1)\n    return sub + 1\n\n\nd = depth(4)\n',
     'hand_underscore_names': '_ = 1\n_x = [_]\n__y = 2\nfor _ in range(2):\n    _x.append(_)\n',
+    'hand_async': 'import asyncio\n\nasync def work(n):\n    await asyncio.sleep(0)\n    return n * 2\n\nasync def main():\n    a = await work(1)\n    b = await work(a)\n    return a + b\n\nres = asyncio.run(main())\nprint(res)\n',
+    'hand_sys_exit': "import sys\n\ndef bail(code):\n    print('bye')\n    sys.exit(code)\n\nx = 1\nbail(3)\ny = 2\n",
+    'hand_library_calls': "import json\n\ndef f():\n    a = json.dumps([1])\n    b = json.loads('2')\n    return a\n\nx = json.dumps([1])\ny = json.loads('3')\nz = f()\n",
+    'hand_dataclass': 'from dataclasses import dataclass, field\n\n@dataclass\nclass P:\n    x: int\n    tags: list = field(default_factory=list)\n\n    def move(self, d):\n        self.x += d\n        return self\n\np = P(1)\np.move(2).move(3)\nq = p.x\n',
+    'hand_with_finally': "class Ctx:\n    def __enter__(self):\n        self.on = True\n        return self\n    def __exit__(self, *a):\n        self.on = False\n        return False\n\nwith Ctx() as c:\n    v = c.on\nw = c.on\n\ndef f(x):\n    try:\n        if x:\n            return 'a'\n        raise ValueError(x)\n    except ValueError:\n        return 'b'\n    finally:\n        print('fin')\n\nr1 = f(1)\nr2 = f(0)\n",
+    'hand_match_decorator': "def kind(v):\n    match v:\n        case [a, b]:\n            return a + b\n        case {'k': k}:\n            return k\n        case _:\n            return None\n\nx = kind([1, 2])\ny = kind({'k': 5})\nz = kind(3)\n\nimport functools\n\ndef twice(fn):\n    @functools.wraps(fn)\n    def inner(*a):\n        return fn(*a) * 2\n    return inner\n\n@twice\ndef inc(x):\n    return x + 1\n\nv = inc(3)\n",
+    'hand_gen_send': 'def acc():\n    total = 0\n    while True:\n        x = yield total\n        if x is None:\n            break\n        total += x\n\ng = acc()\nnext(g)\ng.send(2)\nv = g.send(3)\n',
 }
 
 

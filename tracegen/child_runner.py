@@ -491,6 +491,8 @@ class Tracer:
             flags |= 1  # generator / coroutine
         if lib:
             flags |= 2
+        if code.co_flags & 0x80:
+            flags |= 4  # coroutine (async def)
         file_id = -1 if lib else self.file_id(code.co_filename)
         self.emit(["N", fid, code.co_name, parent, 1 if direct else 0, flags, file_id, code.co_firstlineno])
         return fid
@@ -666,6 +668,31 @@ def forbid_processes() -> None:
         pass
 
 
+def _exit_status(code: object) -> int:
+    """The process exit status of ``sys.exit(code)``: None is 0, an int is taken modulo 256, anything else is 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    return 1
+
+
+def _uncaught_stack(tracer: "Tracer", exc: BaseException) -> list:
+    """The traceback's user frames, innermost first: ``[frame id, line, locals id]`` each."""
+    tb = exc.__traceback__
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    stack = []
+    known = tracer.exc_frames if exc is tracer.current_exc else {}
+    for t in reversed(frames):
+        entry = known.get(id(t.tb_frame))
+        if entry is not None and entry[1] is t.tb_frame:
+            stack.append([entry[0], t.tb_lineno, tracer.locals_id(entry[0], t.tb_frame)])
+    return stack
+
+
 def run(program: str, out_path: str, argv: list[str], max_events: int, max_stdout: int, cwd: str | None) -> int:
     """Run the program, write the trace to ``out_path``; returns the exit code for this process."""
     with open(out_path, "w", encoding="utf-8") as out:
@@ -702,28 +729,16 @@ def run(program: str, out_path: str, argv: list[str], max_events: int, max_stdou
             status = ["limit", None, ["OutputLimit", f"more than {max_stdout} characters of stdout"], []]
         except SystemExit as exc:
             code_ = exc.code
-            if code_ is None:
-                status = ["exit", 0]
-            elif isinstance(code_, int):
-                status = ["exit", code_]
-            else:
+            if code_ is not None and not isinstance(code_, int):
                 sys.stderr.write(str(code_) + "\n")
-                status = ["exit", 1]
+            if code_ in (0, None):
+                status = ["exit", 0]
+            else:  # debugpy stops on it like on an uncaught exception (it ignores only codes 0 and None)
+                status = ["uncaught", _exit_status(code_), ["SystemExit", _safe_str(exc)], _uncaught_stack(tracer, exc)]
         except MemoryError:
             status = ["limit", None, ["MemoryError", "the memory limit was reached"], []]
         except BaseException as exc:  # noqa: BLE001 - the program's uncaught exception
-            tb = exc.__traceback__
-            frames = []
-            while tb is not None:
-                frames.append(tb)
-                tb = tb.tb_next
-            stack = []
-            known = tracer.exc_frames if exc is tracer.current_exc else {}
-            for t in reversed(frames):
-                entry = known.get(id(t.tb_frame))
-                if entry is not None and entry[1] is t.tb_frame:
-                    stack.append([entry[0], t.tb_lineno, tracer.locals_id(entry[0], t.tb_frame)])
-            status = ["uncaught", 1, [type(exc).__qualname__, _safe_str(exc)], stack]
+            status = ["uncaught", 1, [type(exc).__qualname__, _safe_str(exc)], _uncaught_stack(tracer, exc)]
             import traceback
 
             traceback.print_exception(exc, file=sys.stderr)

@@ -17,14 +17,17 @@ program on Python 3.11, and returns the `State` after every stop. The rules are 
 - Generators (and genexprs): a ``return`` event at a ``yield`` is ignored; ``next`` at a
   generator's last return continues as a stepIn limited to the caller. A generator's return goes to
   the frame that resumed it that time (its ``f_back``, e.g. a listcomp draining it), not the frame
-  that created it.
+  that created it. A coroutine (``async def``) that returns into the event loop (not to an awaiting
+  user coroutine) ends a step into, or a step over/out of it, like this: the next user line stops,
+  with no return stop and no return value on the way (debugpy never stops at ``asyncio.run``'s return).
 - Any line event on a session breakpoint line (program file) stops with reason ``breakpoint``,
   whatever the step (the entry stop too). A breakpoint on a line without code moves to the nearest
   preceding line with code, as debugpy moves it.
 - Return values: debugpy keeps ``(return) name`` entries in the caller frame for the rest of that
   frame's life (one per function name, the latest wins), recorded when (after the switch above)
   the step is next and the caller is the stepping frame, or stepOut of that frame, or stepIn and
-  the caller is user code. Like tracegen's debugpy recorder, they are not put in `Frame.locals`;
+  the caller is user code; a library function's only on stepIn, and never a library generator's or
+  coroutine's (``asyncio.sleep``). Like tracegen's debugpy recorder, they are not put in `Frame.locals`;
   `State.return_value` is the top frame's *fresh* entry: of the entries recorded in that frame since
   it was last on a stop's stack (the debugpy recorder empties pydevd's dict of every shown frame after
   each stop), the last in debugpy's display order (pydevd's ``sorted_attributes_key``). The same
@@ -56,7 +59,7 @@ from tracegen.sandbox import Limits, run_traced
 from tracegen.trace import CALL, EXCEPTION, LINE, RETURN, ProgramTrace, parse_trace
 
 # step commands (pydevd's, justMyCode variants)
-RUN, INTO, OVER, OUT, INTO_CORO = "run", "into", "over", "out", "into_coro"
+RUN, INTO, OVER, OUT, INTO_CORO, LINES = "run", "into", "over", "out", "into_coro", "lines"
 
 
 class ReplayError(Exception):
@@ -220,7 +223,11 @@ class ReplaySession:
                 if info.generator:
                     if not ev.at_return_line:
                         continue  # a yield: pydevd ignores it
-                    if old_stop == fid and old_cmd in (OVER, INTO):
+                    if info.coroutine and not info.lib and not self._resumed_by_user(ev) and (
+                        old_cmd == INTO or (old_stop == fid and old_cmd in (OVER, INTO_CORO))
+                    ):
+                        cmd, stop = LINES, None  # back into the event loop: the next user line, no return stops
+                    elif old_stop == fid and old_cmd in (OVER, INTO):
                         back = self._user_ancestor(fid)
                         cmd, stop = (INTO_CORO, back) if back is not None else (INTO, None)
                     elif old_cmd == INTO_CORO and old_stop == fid:
@@ -238,7 +245,10 @@ class ReplaySession:
                 else:
                     parent, direct = info.parent, info.direct
                 back_user = direct and parent is not None and not frames[parent].lib
-                if parent is not None and (
+                # debugpy keeps a library function's return value only when stepping in, and never a
+                # library generator's or coroutine's (e.g. asyncio.sleep)
+                shows_value = not info.lib or (cmd == INTO and not info.generator)
+                if parent is not None and shows_value and (
                     (cmd == OVER and direct and old_stop == parent)
                     or (cmd == OUT and old_stop == fid)
                     or (cmd == INTO_CORO and self._in_chain(old_stop, fid))
@@ -263,7 +273,13 @@ class ReplaySession:
                         return self._stop_line(i, StopReason.STEP, self._stdout(start, i), last_ret)
                 elif old_cmd == OVER and fid == old_stop:
                     return self._stop_line(i, StopReason.STEP, self._stdout(start, i), last_ret)
+                elif old_cmd == LINES and not info.lib:
+                    return self._stop_line(i, StopReason.STEP, self._stdout(start, i), last_ret)
         return self._end(start, last_ret)
+
+    def _resumed_by_user(self, ev) -> bool:  # noqa: ANN001 - a return Event of a generator frame
+        """Whether a generator's return goes straight back to user code (its f_back is a user frame)."""
+        return bool(ev.stack) and ev.ret_direct and not self.trace.frames[ev.stack[0][0]].lib
 
     def _user_ancestor(self, fid: int) -> int | None:
         frames = self.trace.frames

@@ -6,7 +6,8 @@ The child writes JSON lines; each is a list whose first item says what it is:
 - ``["F", file_id, path_or_null]``: a user file (null: the program itself).
 - ``["N", fid, name, parent_fid, direct, flags, file_id, firstlineno]``: a new frame. ``parent_fid`` is
   the nearest user frame below it (null at the bottom), ``direct`` is 1 when that frame is its
-  ``f_back``; flags: 1 generator/coroutine, 2 library frame called from user code (call/return only).
+  ``f_back``; flags: 1 generator/coroutine, 2 library frame called from user code (call/return only),
+  4 coroutine (``async def``).
 - ``["L", lid, {name: repr}]``: a locals snapshot (interned; events refer to it by ``lid``).
 - ``[kind, fid, line, stack, stdout, extra?]``: an event, kind ``c`` call, ``l`` line, ``r`` return,
   ``x`` exception. ``stack`` is ``[[fid, line, lid], ...]`` innermost first (for ``r`` it starts at the
@@ -18,8 +19,9 @@ The child writes JSON lines; each is a list whose first item says what it is:
   returned into this frame since its last line event) that changed since their return, e.g. a class
   body's ``__class__`` cell, filled after the body returned. debugpy shows a value at the stop.
 - ``["E", how, exit_code, exception, stack, stdout]``: the end. ``how``: ``exit`` (normal or
-  ``sys.exit``), ``uncaught`` (exception ``[type, message]``, ``stack`` the traceback's user frames
-  innermost first), ``limit`` (an event/output cap hit: the run never ended), ``syntax``.
+  ``sys.exit(0)`` or ``sys.exit()``), ``uncaught`` (exception ``[type, message]``, ``stack`` the
+  traceback's user frames innermost first; also ``sys.exit`` with any other code, which debugpy
+  stops on), ``limit`` (an event/output cap hit: the run never ended), ``syntax``.
 
 A missing ``E`` line means the child was killed (time, memory): the trace ends as ``exit_never``.
 """
@@ -49,6 +51,7 @@ class FrameInfo:
     lib: bool  # a library frame called directly from user code (only call/return events)
     file: str | None  # None: the program; else the path of another user file
     firstlineno: int
+    coroutine: bool = False  # an ``async def`` frame (also `generator`)
 
 
 @dataclass(slots=True)
@@ -194,7 +197,7 @@ def parse_trace(text: str, source: str, path: str | None, stderr: str = "", kill
         elif tag == "N":
             _, fid, name, parent, direct, flags, file_id, first = rec
             file = None if file_id < 0 else files.get(file_id)
-            frames[fid] = FrameInfo(fid, name, parent, bool(direct), bool(flags & 1), bool(flags & 2), file, first)
+            frames[fid] = FrameInfo(fid, name, parent, bool(direct), bool(flags & 1), bool(flags & 2), file, first, bool(flags & 4))
         elif tag == "F":
             files[rec[1]] = rec[2]
         elif tag == "E":
@@ -210,8 +213,8 @@ def _parse_end(rec: list) -> TraceEnd:
     exception = (exc[0], exc[1]) if exc else None
     if how == "exit":
         return TraceEnd(Ending.NORMAL if code == 0 else Ending.ERROR, code, None, (), out, how)
-    if how == "uncaught":
-        return TraceEnd(Ending.ERROR, 1, exception, stack_t, out, how)
+    if how == "uncaught":  # the exit status is 1, or sys.exit's for a SystemExit debugpy stops on
+        return TraceEnd(Ending.ERROR, code if isinstance(code, int) else 1, exception, stack_t, out, how)
     if how == "syntax":
         return TraceEnd(Ending.ERROR, 1, exception, (), out, how, detail=exception[1] if exception else "")
     return TraceEnd(Ending.NEVER, None, exception, (), out, how, detail=exception[1] if exception else "")
