@@ -313,6 +313,14 @@ def return_lines(code: types.CodeType) -> frozenset[int]:
     return frozenset(lines)
 
 
+# Library files pydevd never traces, by base name (pydevd_dont_trace_files.DONT_TRACE, debugpy 1.8): a
+# function of theirs called from user code shows no ``(return)`` value, e.g. the decoder input() calls.
+PYDEVD_NEVER_TRACED = frozenset({
+    "Queue.py", "queue.py", "socket.py", "weakref.py", "_weakrefset.py", "linecache.py", "threading.py",
+    "dis.py", "io.py", "cp1252.py", "utf_8.py", "codecs.py",
+})
+
+
 class Tracer:
     """Records call/line/return/exception events of user frames with their locals' reprs."""
 
@@ -520,6 +528,8 @@ class Tracer:
         filename = code.co_filename
         if filename == self.runner_file or filename == __file__ or filename.startswith("<"):
             return None  # our own frames; frozen/generated code (importlib) that pydevd never traces
+        if os.path.basename(filename) in PYDEVD_NEVER_TRACED:
+            return None  # not even a (return) value: pydevd skips these files whatever the step
         back = frame.f_back
         if back is not None and self.is_user(back.f_code):
             fid = self.fid_of(frame, lib=True)

@@ -97,6 +97,7 @@ def run_traced(program: Path, args: tuple[str, ...] = (), limits: Limits = Limit
         stderr_path = tmpdir / ".stderr"
         start = time.monotonic()
         with open(stderr_path, "wb") as err, open(os.devnull, "wb") as null:
+            # stdin is /dev/null, as debugpy's debuggee has it (os.fstat(0) there is the null device)
             proc = subprocess.Popen(
                 cmd, stdin=subprocess.DEVNULL, stdout=null, stderr=err, cwd=str(workdir),
                 preexec_fn=_preexec(limits), start_new_session=True, env=_child_env(),
