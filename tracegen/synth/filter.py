@@ -57,7 +57,8 @@ def rejection(trace: ProgramTrace, kind: str, policy: FilterPolicy = FilterPolic
         return "syntax error"
     if end.ending is Ending.ERROR and kind == "crux":
         return "crux function raised"
-    if end.ending is Ending.ERROR and end.how != "uncaught":
+    exits_early = end.exception is not None and end.exception[0] == "SystemExit"  # sys.exit(code != 0)
+    if end.ending is Ending.ERROR and (end.how != "uncaught" or exits_early):
         return "exit code not zero"
     stops = count_stops(trace)
     if stops < policy.min_stops:
