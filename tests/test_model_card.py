@@ -68,3 +68,23 @@ def test_card_shows_next_state_per_action_from_the_command_summary(tmp_path: Pat
     assert "| all inverse | inverse | 3 | 100.0% | 33.3% | 33.3% |" in section
     assert "| all | both | 7 | 100.0% | 42.9% | 42.9% |" in section
     assert section.index("| step_into |") < section.index("| inv_step_over |") < section.index("| inv_step_call |")  # ActionKind order
+
+
+def test_tokens_add_up_over_every_fine_tuning_stage(tmp_path: Path) -> None:
+    """Stage 3 started from stage 2, which started from stage 1: the card counts all three."""
+    from train.loop import _prior_summary
+    from train.model_card import training_lines
+
+    stage1, stage2 = tmp_path / "a", tmp_path / "b"
+    for folder in (stage1, stage2):
+        folder.mkdir()
+    (stage1 / "training_summary.json").write_text(json.dumps({"steps": 800, "tokens_seen": 6_000_000}))
+    (stage2 / "training_summary.json").write_text(json.dumps({
+        "steps": 4800, "tokens_seen": 19_000_000, "init_from": str(stage1), "init_from_summary": _prior_summary(stage1)}))
+    prior = _prior_summary(stage2)
+    assert prior is not None and prior["tokens_seen"] == 19_000_000 and prior["tokens_seen_total"] == 25_000_000
+    split = {"trajectories": 1, "forward": 1, "inverse": 0, "programs": 1, "tokens": 10, "target_tokens": 5}
+    summary = {"steps": 3000, "tokens_seen": 12_000_000, "epochs": 0.2, "peak_lr": 5e-4, "elapsed_s": 60, "tokens_per_s": 3000,
+               "data": {"mask": "states", "splits": {"train": split, "heldout": split}}, "init_from": str(stage2), "init_from_summary": prior}
+    text = "\n".join(training_lines(summary))
+    assert "4,800 steps, 19,000,000 tokens before this run (25,000,000 over all its stages; 37,000,000 tokens in all with this run)" in text

@@ -476,7 +476,10 @@ def _prior_summary(folder: Path | None) -> dict[str, Any] | None:
     except (OSError, ValueError):
         return None
     keep = ("steps", "tokens_seen", "elapsed_s", "tokens_per_s", "init_from")
-    return {k: prior.get(k) for k in keep} | {"data_dir": prior.get("data", {}).get("dir")}
+    earlier = prior.get("init_from_summary") or {}
+    before = earlier.get("tokens_seen_total", earlier.get("tokens_seen")) or 0
+    total = (prior.get("tokens_seen") or 0) + before  # over every stage of fine-tuning that led to it
+    return {k: prior.get(k) for k in keep} | {"data_dir": prior.get("data", {}).get("dir"), "tokens_seen_total": total}
 
 
 def saved_lr(saved: dict[str, Any] | None) -> float | None:

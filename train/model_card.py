@@ -66,6 +66,9 @@ def training_lines(summary: dict[str, Any]) -> list[str]:
     prior = summary.get("init_from_summary") or {}
     if summary.get("init_from"):
         seen = f": {prior['steps']:,} steps, {prior['tokens_seen']:,} tokens before this run" if prior.get("tokens_seen") else ""
+        before = prior.get("tokens_seen_total") or 0
+        if before > (prior.get("tokens_seen") or 0):
+            seen += f" ({before:,} over all its stages; {before + (summary.get('tokens_seen') or 0):,} tokens in all with this run)"
         lines.append(f"- initialized from `{summary['init_from']}`{seen}")
     if "next_state_exact" in final:
         lines.append(f"- next-state exact match at the end of training (greedy, unconstrained, {final.get('next_state_n', '?')} "
