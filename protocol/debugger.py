@@ -88,7 +88,7 @@ class Action(BaseModel):
         try:
             kind = ActionKind(name)
         except ValueError:
-            known = sorted(list(DAP_TO_ACTION) + [k.value for k in ActionKind])
+            known = sorted(set(DAP_TO_ACTION) | {k.value for k in ActionKind})
             raise ValueError(f"unknown action {text!r}; expected one of {', '.join(known)} or breakpoint:LINE") from None
         if kind is ActionKind.BREAKPOINT:
             if not arg.isdigit():
