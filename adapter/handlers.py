@@ -93,6 +93,8 @@ class DapHandler:
         self.exception_filters: set[str] = {"uncaught"}
         self.variables = VariableStore()
         self.closed = False  # True after disconnect: the connection should end
+        self.line_base = 1  # the client's first line and column: 1, or 0 when initialize says linesStartAt1: false
+        self.column_base = 1
         self._outbox = _Outbox()
 
     # ------------------------------------------------------------------ dispatch
@@ -187,7 +189,19 @@ class DapHandler:
     # ------------------------------------------------------------------ lifecycle
 
     async def on_initialize(self, request: dap.Request) -> dict[str, Any]:
+        raw = dap.to_wire(request.arguments) if isinstance(request.arguments, BaseModel) else request.arguments
+        raw = raw if isinstance(raw, dict) else {}
+        self.line_base = 0 if raw.get("linesStartAt1") is False else 1
+        self.column_base = 0 if raw.get("columnsStartAt1") is False else 1
         return CAPABILITIES
+
+    def _line_in(self, client_line: int) -> int:
+        """A client's line number as a 1-based source line."""
+        return client_line + 1 - self.line_base
+
+    def _line_out(self, line: int) -> int:
+        """A 1-based source line as the client counts lines."""
+        return line - 1 + self.line_base
 
     async def on_launch(self, request: dap.Request) -> None:
         await self._launch(request.arguments)
@@ -290,15 +304,16 @@ class DapHandler:
 
     async def on_setBreakpoints(self, request: dap.Request) -> dict[str, Any]:
         args = self._args(request, dap.SetBreakpointsArguments)
-        wanted = [bp.line for bp in args.breakpoints] if args.breakpoints is not None else list(args.lines or [])
+        asked = [bp.line for bp in args.breakpoints] if args.breakpoints is not None else list(args.lines or [])
+        wanted = [self._line_in(n) for n in asked]
         source = args.source
         if not source.path:
-            return {"breakpoints": [{"verified": False, "line": n, "message": "no source path"} for n in wanted]}
+            return {"breakpoints": [{"verified": False, "line": n, "message": "no source path"} for n in asked]}
         path = str(Path(source.path).resolve())
         run = self.run if self.run is not None and not self.run.ended else None
         if run is not None and path != str(run.program.path):
             message = f"the neural debugger only steps through {run.program.path.name}"
-            return {"breakpoints": [{"verified": False, "line": n, "message": message, "source": {"path": source.path}} for n in wanted]}
+            return {"breakpoints": [{"verified": False, "line": n, "message": message, "source": {"path": source.path}} for n in asked]}
         text = run.program.source if run is not None else _read_text(path)
         executable = executable_lines(text) if text is not None else set()
         accepted = set(n for n in wanted if n in executable)
@@ -309,7 +324,7 @@ class DapHandler:
             await self._in_thread(run.comparer.set_breakpoints, sorted(accepted))
         result = []
         for i, line in enumerate(wanted):
-            item: dict[str, Any] = {"id": i + 1, "verified": line in accepted, "line": line, "source": {"path": source.path}}
+            item: dict[str, Any] = {"id": i + 1, "verified": line in accepted, "line": self._line_out(line), "source": {"path": source.path}}
             if line not in accepted:
                 item["message"] = (f"cannot read {path}" if text is None else
                                    f"{Path(path).name} does not compile" if not executable else
@@ -338,7 +353,7 @@ class DapHandler:
             frame = state.frames[index]
             path = Path(frame.file) if frame.file else run.program.path
             frames.append(
-                {"id": index + 1, "name": frame.name, "line": frame.line, "column": 1,
+                {"id": index + 1, "name": frame.name, "line": self._line_out(frame.line), "column": self.column_base,
                  "source": {"name": path.name, "path": str(path)}}
             )
         return {"stackFrames": frames, "totalFrames": len(state.frames)}
