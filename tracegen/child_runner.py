@@ -528,10 +528,10 @@ class Tracer:
         filename = code.co_filename
         if filename == self.runner_file or filename == __file__ or filename.startswith("<"):
             return None  # our own frames; frozen/generated code (importlib) that pydevd never traces
-        if os.path.basename(filename) in PYDEVD_NEVER_TRACED:
-            return None  # not even a (return) value: pydevd skips these files whatever the step
         back = frame.f_back
         if back is not None and self.is_user(back.f_code):
+            if os.path.basename(filename) in PYDEVD_NEVER_TRACED:
+                return None  # not even a (return) value: pydevd skips these files whatever the step
             fid = self.fid_of(frame, lib=True)
             self.record("c", fid, frame, None)
             return self.lib_trace
