@@ -199,24 +199,38 @@ async function wordPosition(page, lineText, word) {
   }, { lineText, word });
 }
 
-async function hover(page, spec, timeoutMs) {
-  // Up to three tries: VS Code sometimes drops a hover whose mouse move came too early.
+async function readHover(page, spec, timeoutMs) {
+  // The text of the debug hover widget once it shows a value (throws on timeout).
   const widget = page.locator('.debug-hover-widget');
+  await widget.first().waitFor({ state: 'visible', timeout: timeoutMs });
+  return waitFor(`the debug hover of ${spec.word} to show a value`, timeoutMs, async () => {
+    const t = (await widget.first().innerText()).replace(/\s+/g, ' ').trim();
+    return t.length > 0 ? t : null;
+  });
+}
+
+async function hover(page, spec, timeoutMs) {
+  // First as a user does, with the mouse: one move onto the word. VS Code drops a hover now and
+  // then (a second mouse move while its evaluate is in flight cancels it and nothing shows), so
+  // the later tries put the cursor on the word and run "Debug: Show Hover", the keyboard route
+  // to the same widget and the same `evaluate` request with context "hover".
   let lastError = null;
   for (let attempt = 0; attempt < 3; attempt += 1) {
+    await page.keyboard.press('Escape');
     await page.mouse.move(5, 5);
-    await sleep(400);
+    await sleep(400 + 600 * attempt);
     const pos = await waitFor(`the word ${spec.word} on the editor line "${spec.lineText.trim()}"`, timeoutMs,
       () => wordPosition(page, spec.lineText, spec.word));
-    await page.mouse.move(pos.x - 2, pos.y, { steps: 2 });
-    await page.mouse.move(pos.x + attempt, pos.y, { steps: 3 });
     try {
-      await widget.first().waitFor({ state: 'visible', timeout: timeoutMs / 3 });
-      const text = await waitFor(`the debug hover of ${spec.word} to show a value`, timeoutMs / 3, async () => {
-        const t = (await widget.first().innerText()).replace(/\s+/g, ' ').trim();
-        return t.length > 0 ? t : null;
-      });
-      return { word: spec.word, line: spec.line, text, attempts: attempt + 1 };
+      if (attempt === 0) {
+        await page.mouse.move(pos.x, pos.y);
+      } else {
+        await page.mouse.click(pos.x, pos.y);
+        await page.mouse.move(5, 5);
+        await runCommand(page, 'Debug: Show Hover', timeoutMs);
+      }
+      const text = await readHover(page, spec, timeoutMs / 2);
+      return { word: spec.word, line: spec.line, text, attempts: attempt + 1, route: attempt === 0 ? 'mouse' : 'command' };
     } catch (err) {
       lastError = err;
     }
