@@ -80,6 +80,24 @@ def run_scenario(server: CodeServer, tools: Tools, run_dir: Path, scenario: Scen
     return problems
 
 
+def _ui_timeout(problems: list[Mismatch]) -> bool:
+    """Whether the driver gave up waiting on VS Code's UI (the one failure a rerun may clear)."""
+    return any(p.what == "VS Code" and "timeout" in p.detail.lower() for p in problems)
+
+
+def run_with_retries(server: CodeServer, tools: Tools, run_dir: Path, scenario: Scenario,
+                     checkpoint: Optional[Path], retries: int) -> list[Mismatch]:
+    """`run_scenario`, rerun up to `retries` times while it fails only by a UI timeout; says so when it does."""
+    attempt = scenario
+    for number in range(retries + 1):
+        problems = run_scenario(server, tools, run_dir, attempt, checkpoint)
+        if not problems or not _ui_timeout(problems) or number == retries:
+            break
+        say(f"[{attempt.name}] FLAKY: the browser timed out ({problems[0].detail[:160]}); running it again")
+        attempt = scenario.model_copy(update={"name": f"{scenario.name}-retry{number + 1}"})
+    return [Mismatch(m.stop, f"[{attempt.name}] {m.what}", m.detail) for m in problems]
+
+
 @app.command()
 def main(
     cache: Path = typer.Option(REPO_ROOT / ".cache" / "e2e", envvar="E2E_CACHE", help="Where e2e/install.sh put the tools."),
@@ -87,6 +105,8 @@ def main(
     model: str = typer.Option("auto", help="Also run the shipped model: auto (if it exists), on, off."),
     checkpoint: Optional[Path] = typer.Option(None, help="The checkpoint of the model run (default: the shipped one)."),
     keep: bool = typer.Option(False, help="Keep the run folder (screenshots, logs) even when everything passed."),
+    retries: int = typer.Option(0, min=0, max=3, help="Run a scenario again (in a fresh workspace) when the browser side timed out "
+                                "(a dropped hover, a slow view); mismatches in what was shown are never retried."),
     docs_screenshot: bool = typer.Option(False, help=f"Copy the breakpoint stop's screenshot (with the hover) to {DOCS_SCREENSHOT.relative_to(REPO_ROOT)}."),
 ) -> None:
     """Run the end-to-end scenarios; exit 0 (all agree), 1 (mismatches) or 2 (a component failed)."""
@@ -106,8 +126,7 @@ def main(
             say("starting code-server on 127.0.0.1")
             server.start(first_workspace)
             for scenario, checkpoint in chosen:
-                problems += [Mismatch(m.stop, f"[{scenario.name}] {m.what}", m.detail)
-                             for m in run_scenario(server, tools, run_dir, scenario, checkpoint)]
+                problems += run_with_retries(server, tools, run_dir, scenario, checkpoint, retries)
     except E2EError as exc:
         say(f"FAILED: {exc.component} could not start or answer: {exc.reason}")
         say(f"logs and screenshots kept in {run_dir}")

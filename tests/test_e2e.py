@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e.check import check_session, check_summary, ui_locals, ui_stack
+from e2e.check import Mismatch, check_session, check_summary, ui_locals, ui_stack
 from e2e.dap_tap import FrameSplitter
 from e2e.scenario import UiStep, effective_scripts, maximal_scripts
 from e2e.traffic import adapter_session, read_log
@@ -130,6 +130,17 @@ def test_checks_catch_a_view_that_disagrees_with_the_adapter(tapped: Path) -> No
     assert found == {"Call Stack view", "Variables view", "hover x"}
     assert check_session({"stops": shown[:2]}, session, None)[0].what == "stops"
     assert check_summary({"console": []}, session, 3)[0].what == "comparison summary"
+
+
+def test_only_a_ui_timeout_is_worth_a_rerun() -> None:
+    from e2e.run import _ui_timeout
+
+    hover = Mismatch(-1, "VS Code", "timeout during hover counter at step 10: no debug hover for counter")
+    wrong_value = Mismatch(3, "locals", "VS Code shows n = 2, the adapter sent n = 3")
+    crash = Mismatch(-1, "VS Code", "error during stepIn at step 5: Target closed")
+    assert _ui_timeout([hover])
+    assert not _ui_timeout([wrong_value])
+    assert not _ui_timeout([crash])
 
 
 @pytest.mark.slow
