@@ -23,6 +23,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from adapter.breakpoints import describe_unverified, executable_lines
+from adapter.client_paths import path_from_client, path_to_client
 from adapter.evaluate import EvaluateError, evaluate_path
 from adapter.launch_config import LaunchConfig, LaunchError, Program, load_program, open_session, parse_config
 from adapter.variables import VariableStore, parse_repr
@@ -94,6 +95,7 @@ class DapHandler:
         self.variables = VariableStore()
         self.closed = False  # True after disconnect: the connection should end
         self.line_base = 1  # the client's first line and column: 1, or 0 when initialize says linesStartAt1: false
+        self.uri_paths = False  # initialize said pathFormat "uri": source paths travel as file:// URIs
         self.column_base = 1
         self._outbox = _Outbox()
 
@@ -193,6 +195,7 @@ class DapHandler:
         raw = raw if isinstance(raw, dict) else {}
         self.line_base = 0 if raw.get("linesStartAt1") is False else 1
         self.column_base = 0 if raw.get("columnsStartAt1") is False else 1
+        self.uri_paths = raw.get("pathFormat") == "uri"
         return CAPABILITIES
 
     def _line_in(self, client_line: int) -> int:
@@ -309,7 +312,7 @@ class DapHandler:
         source = args.source
         if not source.path:
             return {"breakpoints": [{"verified": False, "line": n, "message": "no source path"} for n in asked]}
-        path = str(Path(source.path).resolve())
+        path = path_from_client(source.path)
         run = self.run if self.run is not None and not self.run.ended else None
         if run is not None and path != str(run.program.path):
             message = f"the neural debugger only steps through {run.program.path.name}"
@@ -354,7 +357,7 @@ class DapHandler:
             path = Path(frame.file) if frame.file else run.program.path
             frames.append(
                 {"id": index + 1, "name": frame.name, "line": self._line_out(frame.line), "column": self.column_base,
-                 "source": {"name": path.name, "path": str(path)}}
+                 "source": {"name": path.name, "path": path_to_client(path, self.uri_paths)}}
             )
         return {"stackFrames": frames, "totalFrames": len(state.frames)}
 

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
+from adapter.client_paths import path_from_client
 from model.session_api import DebugSession, SessionError
 from protocol.dap import NeuralLaunchArguments
 from protocol.source_text import read_source
@@ -62,7 +63,9 @@ class Program:
 
 
 def resolve_program(config: LaunchConfig) -> Path:
-    """The program's absolute path (relative paths are taken from ``cwd`` when given)."""
+    """The program's absolute path (relative paths are taken from ``cwd`` when given; a ``file:`` URI is read as its path)."""
+    if config.program.startswith("file:"):
+        return Path(path_from_client(config.program))
     path = Path(config.program).expanduser()
     if not path.is_absolute() and config.cwd:
         path = Path(config.cwd).expanduser() / path

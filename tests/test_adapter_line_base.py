@@ -38,3 +38,22 @@ def test_lines_and_columns_follow_the_clients_base(adapter, tmp_path: Path, one_
         assert (top["line"], top["column"]) == (3 - 1 + base, base)
     finally:
         client.close()
+
+
+def test_uri_path_format_round_trips(adapter, tmp_path: Path) -> None:
+    """initialize pathFormat "uri": breakpoints arrive and frames leave as file:// URIs."""
+    path = tmp_path / "with space.py"
+    path.write_text(PROGRAM)
+    uri = path.resolve().as_uri()
+    client = adapter.client()
+    try:
+        client.ok("initialize", {"adapterID": "neural", "pathFormat": "uri"})
+        client.ok("launch", {"program": uri, "backend": "oracle", "stopOnEntry": False})
+        reply = client.ok("setBreakpoints", {"source": {"path": uri}, "breakpoints": [{"line": 4}]})
+        assert [(b["verified"], b["source"]["path"]) for b in reply["breakpoints"]] == [(True, uri)]
+        client.ok("configurationDone")
+        assert client.wait_event("stopped")["body"]["reason"] == "breakpoint"
+        top = client.ok("stackTrace", {"threadId": 1})["stackFrames"][0]
+        assert (top["line"], top["source"]["path"]) == (4, uri)
+    finally:
+        client.close()
