@@ -51,7 +51,7 @@ def _record_debugpy(path: Path, actions: list[Action], breakpoints: list[int], s
         from tracegen.debugpy_recorder import record_debugpy
     except ImportError as exc:
         raise RuntimeError(f"the debugpy recorder is not available: {exc}") from exc
-    return record_debugpy(path, actions, breakpoints, stop_on_entry=stop_on_entry)
+    return record_debugpy(path, actions, breakpoints, stop_on_entry=stop_on_entry, to_end=True)
 
 
 @app.command()

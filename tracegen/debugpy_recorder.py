@@ -385,11 +385,14 @@ class DebugpySession:
 
 def record_debugpy(path: str | os.PathLike[str], actions: Sequence[Action], breakpoints: Sequence[int] = (),
                    stop_on_entry: bool = True, timeout: float = DEFAULT_TIMEOUT,
-                   run_timeout: float = DEFAULT_RUN_TIMEOUT, args: Sequence[str] = ()) -> list[State]:
+                   run_timeout: float = DEFAULT_RUN_TIMEOUT, args: Sequence[str] = (),
+                   to_end: bool = False) -> list[State]:
     """Run `path` under debugpy with an action script; every state from the first stop to `exited`.
 
     Actions left over after the program ended are ignored; if the script runs out first, the list
-    ends at the last stop (no `exited` state), like `tracegen.fast.replay`.
+    ends at the last stop (no `exited` state), like `tracegen.fast.replay`, or with `to_end` goes on
+    with ``continue`` until the program ends, like `tracegen.fast.replay_to_end` (what
+    ``tracegen record`` prints).
     """
     with DebugpySession(timeout=timeout, run_timeout=run_timeout) as session:
         states = [session.start(path, breakpoints, stop_on_entry=stop_on_entry, args=args)]
@@ -397,6 +400,8 @@ def record_debugpy(path: str | os.PathLike[str], actions: Sequence[Action], brea
             if states[-1].finished:
                 break
             states.append(session.step(action))
+        while to_end and not states[-1].finished:
+            states.append(session.step(Action(kind=ActionKind.CONTINUE)))
         return states
 
 
