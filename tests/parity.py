@@ -59,6 +59,7 @@ HAND_WRITTEN: dict[str, str] = {
     'hand_match_decorator': "def kind(v):\n    match v:\n        case [a, b]:\n            return a + b\n        case {'k': k}:\n            return k\n        case _:\n            return None\n\nx = kind([1, 2])\ny = kind({'k': 5})\nz = kind(3)\n\nimport functools\n\ndef twice(fn):\n    @functools.wraps(fn)\n    def inner(*a):\n        return fn(*a) * 2\n    return inner\n\n@twice\ndef inc(x):\n    return x + 1\n\nv = inc(3)\n",
     'hand_gen_send': 'def acc():\n    total = 0\n    while True:\n        x = yield total\n        if x is None:\n            break\n        total += x\n\ng = acc()\nnext(g)\ng.send(2)\nv = g.send(3)\n',
     'hand_input_eof': "import threading\nimport weakref\nimport io\n\nclass K:\n    pass\n\nk = K()\nr = weakref.ref(k)\nlock = threading.Lock()\nev = threading.Event()\nev.set()\nok = ev.is_set()\nbuf = io.StringIO()\nbuf.write('x')\nname = input() if False else 'n'\nprint('ask')\nanswer = input('who? ')\n",
+    'hand_os_exit': "import os\n\ndef stop(code):\n    try:\n        print('leaving')\n        os._exit(code)\n    finally:\n        never = 1\n\nx = 1\nstop(4)\ny = 2\n",
     'hand_library_callbacks': "import re\n\ndef up(m):\n    t = m.group(0)\n    return t.upper()\n\ns = re.sub('a', up, 'bab')\nn = len(s)\n\nimport collections\n\ndef gen():\n    yield 1\n    yield 2\n\nc = collections.Counter(gen())\n",
 }
 

@@ -34,6 +34,7 @@ import os
 import sys
 import sysconfig
 import types
+from typing import Any, Callable
 
 MAX_LEVEL_ITEMS = (60, 20)
 MAXSTRING_OUTER = 2**16
@@ -687,6 +688,24 @@ def _exit_status(code: object) -> int:
     return 1
 
 
+def _hard_exit(tracer: "Tracer", real_stdout: Any, real_exit: Callable[[int], Any]) -> Callable[[int], Any]:
+    """A stand-in for ``os._exit`` while the program runs: it ends the trace with the exit status
+    (debugpy shows ``exited`` with that code and no stop), then leaves at once as the real one does
+    (no ``finally`` blocks, no atexit), with status 0 so the parent reads a finished trace."""
+
+    def exit_now(status: int) -> None:
+        if not isinstance(status, int):
+            real_exit(status)  # raises TypeError as the real one does
+        sys.settrace(None)
+        sys.stdout = real_stdout
+        tracer.emit(["E", "exit", int(status) & 0xFF, None, [], tracer.stdout.take()])
+        tracer.flush()
+        sys.stderr.flush()
+        real_exit(0)
+
+    return exit_now
+
+
 def _uncaught_stack(tracer: "Tracer", exc: BaseException) -> list:
     """The traceback's user frames, innermost first: ``[frame id, line, locals id]`` each."""
     tb = exc.__traceback__
@@ -727,6 +746,8 @@ def run(program: str, out_path: str, argv: list[str], max_events: int, max_stdou
             tracer.emit(["E", "syntax", 1, ["SyntaxError", str(exc)], [], ""])
             tracer.flush()
             return 0
+        real_exit = os._exit
+        os._exit = _hard_exit(tracer, real_stdout, real_exit)
         try:
             sys.settrace(tracer.global_trace)
             try:
@@ -755,6 +776,7 @@ def run(program: str, out_path: str, argv: list[str], max_events: int, max_stdou
         finally:
             sys.settrace(None)
             sys.stdout = real_stdout
+            os._exit = real_exit
         tail = tracer.stdout.take()
         if status[0] == "exit":
             tracer.emit(["E", "exit", status[1], None, [], tail])
