@@ -102,6 +102,22 @@ def test_nonexistent_model_folder(client, good_program, tmp_path):
     assert not reply["success"] and "model folder not found" in reply["message"]
 
 
+def test_corrupt_model_weights(client, good_program, tmp_path):
+    import shutil
+
+    from model.paths import DEFAULT_CHECKPOINT
+
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+        if (Path(DEFAULT_CHECKPOINT) / name).is_file():
+            shutil.copy(Path(DEFAULT_CHECKPOINT) / name, folder / name)
+    (folder / "model.safetensors").write_bytes(b"\0" * 1000)
+    reply = client.request("launch", {"program": str(good_program), "backend": "transformers", "model": str(folder)})
+    assert not reply["success"] and "cannot load the checkpoint" in reply["message"] and "internal error" not in reply["message"]
+    assert client.ok("threads")["threads"]
+
+
 def test_vllm_url_that_does_not_answer(client, good_program):
     with socket.socket() as silent:  # accepts connections, never answers
         silent.bind(("127.0.0.1", 0))

@@ -154,8 +154,8 @@ class HFBackend:
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
             self.model = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch_dtype).to(device).eval()
-        except (OSError, ValueError) as exc:
-            raise BackendError(f"cannot load the checkpoint {folder}: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - corrupt weights raise SafetensorError, shape mismatches RuntimeError, ...
+            raise BackendError(f"cannot load the checkpoint {folder}: {type(exc).__name__}: {exc}") from exc
         self.device = device
         self._cache_class = DynamicCache  # resolved here, under the lock, not on the first step
         return torch
