@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import logging
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from adapter.breakpoints import describe_unverified, executable_lines
 from adapter.client_paths import path_from_client, path_to_client
+from adapter.conditions import BreakpointRule, ConditionError, ConditionRaised, check_hit_condition, format_log_message, should_stop
 from adapter.evaluate import EvaluateError, evaluate_path
 from adapter.launch_config import LaunchConfig, LaunchError, Program, load_program, open_session, parse_config
 from adapter.variables import VariableStore, parse_repr
@@ -34,6 +35,7 @@ from protocol.source_text import read_source
 
 THREAD_ID = 1
 LOW_CONFIDENCE = 0.5
+MAX_PASSED_BREAKPOINTS = 1000  # breakpoint hits (false conditions, logpoints) one continue passes before it stops anyway
 LIMIT_EXIT_CODE = 124  # exitCode for a run that never ended (ending exit_never), as timeout(1) reports a cut-off
 Send = Callable[[BaseModel | dict[str, Any]], Awaitable[Any]]
 
@@ -46,6 +48,9 @@ CAPABILITIES: dict[str, Any] = {
     "supportsTerminateRequest": True,
     "supportsDelayedStackTraceLoading": True,
     "supportsExceptionInfoRequest": True,
+    "supportsConditionalBreakpoints": True,
+    "supportsHitConditionalBreakpoints": True,
+    "supportsLogPoints": True,
     "supportsValueFormattingOptions": False,
     "exceptionBreakpointFilters": [
         {
@@ -91,6 +96,7 @@ class DapHandler:
         self.log = log or logging.getLogger("adapter")
         self.run: _Run | None = None
         self.breakpoints: dict[str, list[int]] = {}  # source path -> requested lines
+        self.rules: dict[str, dict[int, BreakpointRule]] = {}  # source path -> line -> condition/hit count/log message
         self.exception_filters: set[str] = {"uncaught"}
         self.variables = VariableStore()
         self.closed = False  # True after disconnect: the connection should end
@@ -322,14 +328,18 @@ class DapHandler:
         accepted = set(n for n in wanted if n in executable)
         if run is not None:
             accepted = set(await self._in_thread(run.session.set_breakpoints, sorted(accepted)))
+        rules, refused = _rules(args.breakpoints or [], wanted, accepted)
+        accepted -= set(refused)
         self.breakpoints[path] = sorted(accepted)
+        self.rules[path] = rules
         if run is not None and run.comparer is not None:
             await self._in_thread(run.comparer.set_breakpoints, sorted(accepted))
         result = []
         for i, line in enumerate(wanted):
             item: dict[str, Any] = {"id": i + 1, "verified": line in accepted, "line": self._line_out(line), "source": {"path": source.path}}
             if line not in accepted:
-                item["message"] = (f"cannot read {path}" if text is None else
+                item["message"] = (refused[line] if line in refused else
+                                   f"cannot read {path}" if text is None else
                                    f"{Path(path).name} does not compile" if not executable else
                                    describe_unverified(line, executable))
             result.append(item)
@@ -466,13 +476,64 @@ class DapHandler:
         state = await self._in_thread(run.session.step, action)
         if run.comparer is not None:
             self._report_comparison(await self._in_thread(run.comparer.step, action, state))
-        while state.reason is StopReason.EXCEPTION and "uncaught" not in self.exception_filters:
+        passed = 0
+        while True:
+            skip_exception = state.reason is StopReason.EXCEPTION and "uncaught" not in self.exception_filters
+            stop, log = (False, None) if skip_exception else self._breakpoint_decision(run, state)
+            if stop:
+                break
+            if not skip_exception and action.kind not in (ActionKind.CONTINUE, ActionKind.BREAKPOINT):
+                # a step that arrived on a breakpoint that does not stop (condition false, logpoint): the step's stop
+                self._show(run, state, reason="step", log=log)
+                return
+            passed += 1
             self._forward_stdout(state)
+            self._log(run, state, log)
+            if passed > MAX_PASSED_BREAKPOINTS:
+                self.note(f"neural debugger: stopped after passing {MAX_PASSED_BREAKPOINTS} breakpoint hits and "
+                          "exceptions that do not stop")
+                self._show(run, state, replay=True)
+                return
             action = Action(kind=ActionKind.CONTINUE)
             state = await self._in_thread(run.session.step, action)
             if run.comparer is not None:
                 self._report_comparison(await self._in_thread(run.comparer.step, action, state))
         self._show(run, state)
+
+    def _breakpoint_decision(self, run: _Run, state: State) -> tuple[bool, str | None]:
+        """Whether a stop is kept, and a logpoint's message to write.
+
+        Kept: any stop but a breakpoint stop, or a breakpoint whose hit count / condition says stop
+        (`adapter.conditions.should_stop`). A logpoint whose condition holds gives its message and
+        does not stop; a condition that cannot be judged stops (as in debugpy) with a note saying why.
+        """
+        top = state.top
+        if state.reason is not StopReason.BREAKPOINT or top is None or top.file is not None:
+            return True, None
+        rule = self.rules.get(str(run.program.path), {}).get(top.line)
+        if rule is None or rule.plain:
+            return True, None
+        try:
+            stop = should_stop(rule, state)
+        except ConditionRaised as exc:
+            if not rule.noted:
+                rule.noted = True
+                self.note(f"neural debugger: the condition of the breakpoint on line {self._line_out(top.line)} "
+                          f"raises ({exc}); not stopping there, as debugpy")
+            return False, None
+        except ConditionError as exc:
+            self.note(f"neural debugger: breakpoint on line {self._line_out(top.line)}: {exc}; stopping here")
+            return True, None
+        if stop and rule.log_message is not None:
+            return False, format_log_message(rule.log_message, state)
+        return stop, None
+
+    def _log(self, run: _Run, state: State, log: str | None) -> None:
+        """A logpoint's message as debugpy writes it: a stdout line, after the program's own output."""
+        if log is None or state.top is None:
+            return
+        self.emit("output", {"category": "stdout", "output": log + "\n", "line": self._line_out(state.top.line),
+                             "source": {"name": run.program.path.name, "path": path_to_client(run.program.path, self.uri_paths)}})
 
     async def on_stepBack(self, request: dap.Request) -> None:
         run, _ = self._require_stopped()
@@ -506,11 +567,12 @@ class DapHandler:
         if state.stdout:
             self.emit("output", {"category": "stdout", "output": state.stdout})
 
-    def _show(self, run: _Run, state: State, reason: str | None = None, replay: bool = False) -> None:
+    def _show(self, run: _Run, state: State, reason: str | None = None, replay: bool = False, log: str | None = None) -> None:
         """Queue the events for a new current state: output, then stopped or exited + terminated."""
         self.variables.clear()
         if not replay:
             self._forward_stdout(state)
+        self._log(run, state, log)
         if state.finished:
             run.ended = True
             if run.comparer is not None and not run.summary_reported:
@@ -564,6 +626,23 @@ class DapHandler:
         summary = comparer.summary
         self.note(summary.describe())
         self.emit("neuralComparisonSummary", summary.to_json())
+
+
+def _rules(asked: Sequence[dap.SourceBreakpoint], wanted: list[int], accepted: set[int]) -> tuple[dict[int, BreakpointRule], dict[int, str]]:
+    """The accepted breakpoints' rules by line, and the lines refused for a hit condition not understood."""
+    rules: dict[int, BreakpointRule] = {}
+    refused: dict[int, str] = {}
+    for bp, line in zip(asked, wanted):
+        if line not in accepted:
+            continue
+        if bp.hit_condition:
+            try:
+                check_hit_condition(bp.hit_condition)
+            except ConditionError as exc:
+                refused[line] = str(exc)
+                continue
+        rules[line] = BreakpointRule(line, bp.condition or None, bp.hit_condition or None, bp.log_message or None)
+    return rules, refused
 
 
 def _read_text(path: str) -> str | None:
