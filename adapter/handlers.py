@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from adapter.breakpoints import describe_unverified, executable_lines
 from adapter.client_paths import path_from_client, path_to_client
+from adapter.completions import completion_targets
 from adapter.conditions import BreakpointRule, ConditionError, ConditionRaised, check_hit_condition, format_log_message, should_stop
 from adapter.evaluate import EvaluateError, evaluate_path
 from adapter.launch_config import LaunchConfig, LaunchError, Program, load_program, open_session, parse_config
@@ -49,6 +50,7 @@ CAPABILITIES: dict[str, Any] = {
     "supportsDelayedStackTraceLoading": True,
     "supportsExceptionInfoRequest": True,
     "supportsConditionalBreakpoints": True,
+    "supportsCompletionsRequest": True,
     "supportsHitConditionalBreakpoints": True,
     "supportsLogPoints": True,
     "supportsValueFormattingOptions": False,
@@ -413,6 +415,16 @@ class DapHandler:
         if parsed.type_name:
             body["type"] = parsed.type_name
         return body
+
+    async def on_completions(self, request: dap.Request) -> dict[str, Any]:
+        run, state = self._require_stopped()
+        args = self._args(request, dap.CompletionsArguments)
+        index = self._frame_index(state, args.frame_id)
+        cursor = max(0, min(len(args.text), args.column - self.column_base))
+        targets, replaced = completion_targets(state, args.text[:cursor], index)
+        for target in targets:
+            target.update(start=cursor - replaced + self.column_base, length=replaced)
+        return {"targets": targets}
 
     async def on_exceptionInfo(self, request: dap.Request) -> dict[str, Any]:
         _, state = self._require_stopped()

@@ -408,6 +408,15 @@ class EvaluateArguments(DapModel):
     format: dict[str, Any] | None = None
 
 
+class CompletionsArguments(DapModel):
+    """Debug Console completion: the input ``text`` and the cursor ``column`` in it (client's column base)."""
+
+    text: str
+    column: int
+    line: int | None = None
+    frame_id: int | None = None
+
+
 class SetVariableArguments(DapModel):
     """Assign ``value`` (an expression) to ``name`` in container ``variablesReference``."""
 
@@ -625,6 +634,18 @@ class SetVariableResponseBody(DapModel):
     indexed_variables: int | None = None
 
 
+class CompletionItem(DapModel):
+    label: str
+    text: str | None = None
+    type: str | None = None
+    start: int | None = None
+    length: int | None = None
+
+
+class CompletionsResponseBody(DapModel):
+    targets: list[CompletionItem]
+
+
 class ContinueResponseBody(DapModel):
     all_threads_continued: bool | None = None
 
@@ -645,6 +666,7 @@ RESPONSE_BODIES: dict[str, type[DapModel]] = {
     "evaluate": EvaluateResponseBody,
     "setVariable": SetVariableResponseBody,
     "continue": ContinueResponseBody,
+    "completions": CompletionsResponseBody,
     "source": SourceResponseBody,
 }
 
