@@ -159,6 +159,40 @@ def test_cli_prints_the_same_for_both_recorders(actions: str) -> None:
     assert out["fast"] == out["debugpy"]
 
 
+ASYNC_GENERATOR = """import asyncio
+
+async def agen(n):
+    for i in range(n):
+        yield i
+        await asyncio.sleep(0)
+
+async def main():
+    out = [v async for v in agen(2)]
+    return out
+
+res = asyncio.run(main())
+"""
+
+
+def test_cli_step_over_around_an_async_generator(tmp_path: Path) -> None:
+    """`next` from the comprehension draining an async generator: no stop where asyncio.sleep returns.
+
+    pydevd traces a library frame only if it was entered during a stepIn/stepOut proper, so a
+    coroutine first called during a `next` never ends a later step by returning.
+    """
+    program = tmp_path / "agen.py"
+    program.write_text(ASYNC_GENERATOR)
+    args = ["tracegen", "record", str(program), "--actions", "continue,next,next,next,next,next,next", "--bp", "5"]
+    out = {}
+    for recorder in ("fast", "debugpy"):
+        done = subprocess.run([sys.executable, "-m", "neural_debugger_cli", *args, "--recorder", recorder],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        out[recorder] = done.stdout
+    assert '["agen", 4]' in out["fast"]
+    assert out["fast"] == out["debugpy"]
+
+
 @pytest.mark.slow
 def test_live_parity_whole_corpus() -> None:
     """The whole corpus, recorded live by debugpy, against the fast recorder (slow: debugpy runs a few stops/s)."""

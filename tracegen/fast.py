@@ -118,10 +118,15 @@ class _Cursor:
     # fid -> {func name: repr} recorded since that frame was last on a stop's stack (the debugpy
     # recorder empties pydevd's dict of every shown frame after each stop)
     fresh: dict[int, dict[str, int]] = field(default_factory=dict)  # ... {func name: index of its return event}
+    # library frames (by fid) that pydevd traces: those called or resumed at least once during a
+    # stepIn or stepOut proper (not a step over, a continue, or a step into a coroutine's caller);
+    # only their returns can end a step
+    lib_traced: set[int] = field(default_factory=set)
 
     def copy(self) -> "_Cursor":
         return _Cursor(self.pos, self.top, self.top_line, {k: dict(v) for k, v in self.retvals.items()},
-                       self.finished, self.exception_pending, {k: dict(v) for k, v in self.fresh.items()})
+                       self.finished, self.exception_pending, {k: dict(v) for k, v in self.fresh.items()},
+                       set(self.lib_traced))
 
 
 class ReplaySession:
@@ -209,12 +214,17 @@ class ReplaySession:
         bps = self.breakpoints
         retvals = self.cursor.retvals
         fresh = self.cursor.fresh
+        lib_traced = self.cursor.lib_traced
         start = self.cursor.pos + 1
         last_ret: tuple[int, str, str] | None = None
         for i in range(start, len(events)):
             ev = events[i]
             kind = ev.kind
-            if kind == CALL or kind == EXCEPTION:
+            if kind == CALL:
+                if (cmd == INTO or cmd == OUT) and frames[ev.fid].lib:
+                    lib_traced.add(ev.fid)  # a resume that pydevd declines leaves f_trace as it was
+                continue
+            if kind == EXCEPTION:
                 continue
             fid = ev.fid
             info = frames[fid]
@@ -259,7 +269,7 @@ class ReplaySession:
                     last_ret = (parent, ev.ret_name, ev.ret_value)
                 hit = False
                 if old_cmd in (INTO, INTO_CORO):
-                    if back_user and ev.stack:
+                    if back_user and ev.stack and (not info.lib or fid in lib_traced):
                         hit = init != (parent, ev.stack[0][1])
                         if hit and old_cmd == INTO_CORO:
                             hit = self._in_chain(old_stop, fid)
