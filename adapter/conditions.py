@@ -43,7 +43,7 @@ _UNARY: dict[type, Callable[[Any], Any]] = {ast.Not: operator.not_, ast.USub: op
                                             ast.Invert: operator.invert}
 _BUILTINS: dict[str, Callable[..., Any]] = {
     "len": len, "abs": abs, "min": min, "max": max, "sum": sum, "any": any, "all": all, "sorted": sorted,
-    "int": int, "float": float, "bool": bool, "str": str, "round": round, "isinstance": None,  # type: ignore[dict-item]
+    "int": int, "float": float, "bool": bool, "str": str, "round": round,
 }
 _TYPES = {"int": int, "float": float, "str": str, "bool": bool, "list": list, "tuple": tuple, "dict": dict,
           "set": set, "bytes": bytes, "NoneType": type(None)}
@@ -263,9 +263,9 @@ class _Evaluator(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> Any:
         name = node.func.id if isinstance(node.func, ast.Name) else None
-        if name not in _BUILTINS or node.keywords and name not in ("sorted", "round", "min", "max"):
+        if name not in _BUILTINS and name != "isinstance" or node.keywords and name not in ("sorted", "round", "min", "max"):
             raise ConditionError(f"calls are not supported in a condition on predicted values, except "
-                                 f"{', '.join(sorted(_BUILTINS))}")
+                                 f"{', '.join(sorted([*_BUILTINS, 'isinstance']))}")
         if name == "isinstance":
             if len(node.args) != 2 or not isinstance(node.args[1], ast.Name) or node.args[1].id not in _TYPES:
                 raise ConditionError("isinstance(x, T) needs a builtin type name such as int, str, list")

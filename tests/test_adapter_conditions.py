@@ -166,3 +166,13 @@ def test_unknown_hit_condition_is_refused(adapter, tmp_path: Path) -> None:
         assert not reply["breakpoints"][0]["verified"] and "hit condition" in reply["breakpoints"][0]["message"]
     finally:
         client.close()
+
+
+@given(text=st.text(alphabet="abxyn0123456789 +-*/%<>=!()[]{}'\",.:~&|^notandrisl_", max_size=40))
+def test_any_text_is_judged_or_refused_never_crashes(text: str) -> None:
+    state = stopped(a=3, b=[1, 2], x="s", n=None)
+    try:
+        evaluate_condition(text, state)
+    except ConditionError:
+        pass
+    format_log_message(text, state)  # never raises: failures show inline
