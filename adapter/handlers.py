@@ -328,10 +328,10 @@ class DapHandler:
         text = run.program.source if run is not None else _read_text(path)
         executable = executable_lines(text) if text is not None else set()
         accepted = set(n for n in wanted if n in executable)
-        if run is not None:
-            accepted = set(await self._in_thread(run.session.set_breakpoints, sorted(accepted)))
         rules, refused = _rules(args.breakpoints or [], wanted, accepted)
         accepted -= set(refused)
+        if run is not None:
+            accepted = set(await self._in_thread(run.session.set_breakpoints, sorted(accepted)))
         self.breakpoints[path] = sorted(accepted)
         self.rules[path] = rules
         if run is not None and run.comparer is not None:

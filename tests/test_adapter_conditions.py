@@ -162,8 +162,11 @@ def test_unknown_hit_condition_is_refused(adapter, tmp_path: Path) -> None:
     client = adapter.client()
     try:
         client.ok("initialize", {"adapterID": "neural"})
+        client.ok("launch", {"program": str(path), "backend": "oracle", "stopOnEntry": False})
         reply = client.ok("setBreakpoints", {"source": {"path": str(path)}, "breakpoints": [{"line": 3, "hitCondition": "often"}]})
         assert not reply["breakpoints"][0]["verified"] and "hit condition" in reply["breakpoints"][0]["message"]
+        client.ok("configurationDone")
+        client.wait_event("exited")  # the refused breakpoint never stops the program
     finally:
         client.close()
 
