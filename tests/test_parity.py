@@ -140,19 +140,25 @@ def test_live_parity_few(name: str) -> None:
     assert not problems, "\n".join(problems[:10])
 
 
+def _record_with_both(program: Path, actions: str, breakpoints: str) -> dict[str, str]:
+    """What `neural-debugger tracegen record` prints with each recorder (it must succeed)."""
+    out = {}
+    for recorder in ("fast", "debugpy"):
+        done = subprocess.run([sys.executable, "-m", "neural_debugger_cli", "tracegen", "record", str(program),
+                               "--actions", actions, "--bp", breakpoints, "--recorder", recorder],
+                              cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        out[recorder] = done.stdout
+    return out
+
+
 @pytest.mark.parametrize("actions", [
     "stepIn,stepIn,next,stepIn,stepIn,stepOut,continue,next,next,continue,continue",
     "stepIn,next",  # the script runs out first: both go on with continue to the end (breakpoint on the way)
 ])
 def test_cli_prints_the_same_for_both_recorders(actions: str) -> None:
     """`neural-debugger tracegen record ... --recorder debugpy` prints exactly what `--recorder fast` prints."""
-    args = ["tracegen", "record", str(EXAMPLES_DIR / "exceptions_caught.py"), "--actions", actions, "--bp", "14"]
-    out = {}
-    for recorder in ("fast", "debugpy"):
-        done = subprocess.run([sys.executable, "-m", "neural_debugger_cli", *args, "--recorder", recorder],
-                              cwd=ROOT, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        out[recorder] = done.stdout
+    out = _record_with_both(EXAMPLES_DIR / "exceptions_caught.py", actions, "14")
     lines = out["fast"].splitlines()
     assert lines[0].startswith('{"reason": "entry"') and lines[-1] == '{"end": "exited", "body": {"exitCode": 0}}'
     assert any('"reason": "breakpoint"' in line for line in lines)
@@ -182,13 +188,7 @@ def test_cli_step_over_around_an_async_generator(tmp_path: Path) -> None:
     """
     program = tmp_path / "agen.py"
     program.write_text(ASYNC_GENERATOR)
-    args = ["tracegen", "record", str(program), "--actions", "continue,next,next,next,next,next,next", "--bp", "5"]
-    out = {}
-    for recorder in ("fast", "debugpy"):
-        done = subprocess.run([sys.executable, "-m", "neural_debugger_cli", *args, "--recorder", recorder],
-                              cwd=ROOT, capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, done.stderr
-        out[recorder] = done.stdout
+    out = _record_with_both(program, "continue,next,next,next,next,next,next", "5")
     assert '["agen", 4]' in out["fast"]
     assert out["fast"] == out["debugpy"]
 
