@@ -4,7 +4,7 @@ The predicted side is a neural session with the shipped model (or ``--model``); 
 model exists yet it falls back to the oracle backend, and says so. The real side is the same
 program under debugpy (`tracegen.debugpy_recorder.DebugpySession`), driven with the same actions.
 Each stop is printed as a row (action, predicted stop and locals, real stop and locals), with the
-fields that differ marked, then a match summary (`adapter.compare.ComparisonSummary`).
+fields that differ marked, then a match summary (`protocol.compare.ComparisonSummary`).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from adapter.compare import ComparisonSummary, FieldDiff, compare_states
+from protocol.compare import ComparisonSummary, FieldDiff, compare_states
 from adapter.launch_config import REPO_ROOT, LaunchConfig, LaunchError, Program, default_checkpoint, load_program, open_session
 from protocol.debugger import Action, ActionKind, State
 

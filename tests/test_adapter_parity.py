@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.compare import compare_states
+from protocol.compare import compare_states
 from protocol.debugger import Action, ActionKind, ExceptionInfo, Frame, ReturnValue, State, StopReason
 from tests.dap_client import DapTestClient, TcpAdapter
 

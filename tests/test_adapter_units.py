@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.breakpoints import executable_lines
-from adapter.compare import ComparisonSummary, compare_states
+from protocol.compare import ComparisonSummary, compare_states
 from adapter.evaluate import EvaluateError, evaluate_path, parse_path
 from adapter.variables import VariableStore, parse_repr
 from protocol.debugger import ExceptionInfo, Frame, ReturnValue, State, StopReason

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.compare import ComparisonSummary
+from protocol.compare import ComparisonSummary
 from protocol.debugger import Action
 from train import fidelity as fd
 from train.eval_cli import ModelSessions

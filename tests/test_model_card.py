@@ -34,7 +34,7 @@ def test_card_reports_the_measured_numbers(tmp_path: Path) -> None:
 
 def test_card_shows_next_state_per_action_from_the_command_summary(tmp_path: Path) -> None:
     """The summary is built by the code `eval next-state` writes it with (NextStateReport.summary), not by hand."""
-    from adapter.compare import FieldDiff
+    from protocol.compare import FieldDiff
     from train.manifest import NextStateExample
     from train.next_state import NextStateReport, Question, Selection
 

@@ -4,8 +4,8 @@ Held-out programs are recorded once with tracegen's fast recorder (which reprodu
 stops); random action scripts are drawn with tracegen's training policy (`sample_forward`,
 seeded), and a session under test takes each action from the *true* previous state (teacher
 forcing: after each prediction the real state replaces it, so every step measures one next-state
-prediction). Each pair of stops is compared with `adapter.compare.compare_states` and counted in
-an `adapter.compare.ComparisonSummary`, per action type and per horizon, so the adapter's
+prediction). Each pair of stops is compared with `protocol.compare.compare_states` and counted in
+a `protocol.compare.ComparisonSummary`, per action type and per horizon, so the adapter's
 ``compareWith`` summary and this evaluation count the same way.
 
 Horizon: how many line events (the stops a chain of step_into would make) the action skips,
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapter.compare import ComparisonSummary, FieldDiff, compare_states
+from protocol.compare import ComparisonSummary, FieldDiff, compare_states
 from protocol.debugger import Action, State
 
 HORIZON_BUCKETS: tuple[tuple[int, int], ...] = ((1, 1), (2, 2), (3, 4), (5, 8), (9, 16), (17, 10**9))

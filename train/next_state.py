@@ -11,7 +11,7 @@ continue) and inverse (inv_step_into, inv_step_over, inv_step_call), about equal
 Each question is answered by the real inference path: a `NeuralDebugger` of the evaluated model
 generates the state after the prompt's ids (greedy, constrained to well-formed states, the
 session's retry and closing of a cut-off state) and parses it. The pair is compared with
-`adapter.compare.compare_states` and counted in `adapter.compare.ComparisonSummary`s (overall,
+`protocol.compare.compare_states` and counted in `protocol.compare.ComparisonSummary`s (overall,
 per action, per direction) exactly as `train.fidelity` counts, so the numbers are comparable. A
 prediction that is not a state counts as wrong in every field. A prompt that does not fit the
 model's context is skipped and counted (only possible with ``--seq-len`` above the context).
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from adapter.compare import FIELDS, ComparisonSummary, FieldDiff, compare_states
+from protocol.compare import FIELDS, ComparisonSummary, FieldDiff, compare_states
 from protocol.debugger import ActionKind, State
 from train.fidelity import rates
 from train.manifest import NextStateExample
