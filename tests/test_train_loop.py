@@ -169,3 +169,17 @@ def test_cli_trains_from_trajectory_shards_and_reports_errors(micro_config, tmp_
     assert missing.returncode == 2 and "no trajectories" in missing.stderr
     nothing = _cli("--out", str(tmp_path / "z"), "--resume")
     assert nothing.returncode == 2 and "resume" in nothing.stderr
+
+
+@pytest.mark.parametrize("precision", ["bf16", "bf16-matmul"])
+def test_reduced_precision_trains_like_fp32_and_restores_the_setting(toy_packed, micro_config, tmp_path, precision):
+    """bf16 autocast / oneDNN bf16 matmuls on the CPU: the same steps reach nearly the same loss as fp32,
+    the saved weights stay float32, and the process-wide matmul setting is back afterwards."""
+    import torch
+
+    before = torch.backends.mkldnn.matmul.fp32_precision
+    fp32 = train(_cfg(data=toy_packed, out=tmp_path / "fp32", config_file=micro_config, steps=8, eval_states=0, precision="fp32"))
+    low = train(_cfg(data=toy_packed, out=tmp_path / precision, config_file=micro_config, steps=8, eval_states=0, precision=precision))
+    assert torch.backends.mkldnn.matmul.fp32_precision == before
+    assert low["final_eval"]["heldout_loss"] == pytest.approx(fp32["final_eval"]["heldout_loss"], rel=0.03)
+    assert all(t.dtype == torch.float32 for t in _weights(tmp_path / precision).values())

@@ -34,6 +34,7 @@ def train(
     seed: int = typer.Option(0),
     device: str = typer.Option("auto", help="auto | cpu | cuda"),
     compile: bool = typer.Option(False, "--compile", help="torch.compile the model"),
+    precision: str = typer.Option("auto", help="auto (bf16 autocast on CUDA, fp32 on CPU) | fp32 | bf16 (autocast) | bf16-matmul (CPU: oneDNN bf16 matmuls)"),
     threads: int | None = typer.Option(None, help="CPU threads (default: all cores, or 1 when the load average already exceeds them)"),
     peak_tflops: float | None = typer.Option(None, help="device peak TFLOP/s for MFU (default: known GPUs)"),
     save_dtype: str = typer.Option("float32", help="float32 | bfloat16 weights in the saved folder"),
@@ -53,7 +54,7 @@ def train(
             stop_after=stop_after, resume=resume, overwrite=overwrite, micro_batch=batch, grad_accum=grad_accum, lr=lr, warmup=warmup,
             weight_decay=weight_decay, grad_clip=grad_clip, eval_every=eval_every, eval_sequences=eval_sequences,
             eval_states=eval_states, save_every=save_every, log_every=log_every, seed=seed, device=device, compile=compile,
-            threads=threads, peak_tflops=peak_tflops, save_dtype=save_dtype, seq_len=seq_len, mask=mask,
+            precision=precision, threads=threads, peak_tflops=peak_tflops, save_dtype=save_dtype, seq_len=seq_len, mask=mask,
             heldout_fraction=heldout_fraction, progress=progress,
         )  # fmt: skip
     except ValidationError as exc:

@@ -5,11 +5,13 @@ checkpoint and resume, a live progress bar, JSONL metrics; CPU, one GPU, or seve
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,6 +56,10 @@ class TrainConfig(BaseModel):
     seed: int = 0
     device: Literal["auto", "cpu", "cuda"] = "auto"
     compile: bool = False
+    # auto: bf16 autocast on CUDA, fp32 on the CPU; bf16: autocast on either device; bf16-matmul: fp32
+    # weights and activations, oneDNN matmuls in bf16 on the CPU (AMX / AVX512-BF16: 1.6x fp32's tokens/s
+    # on this machine, bench/bench_train_throughput.py); fp32: no reduced precision anywhere
+    precision: Literal["auto", "fp32", "bf16", "bf16-matmul"] = "auto"
     threads: int | None = None
     peak_tflops: float | None = None
     save_dtype: Literal["float32", "bfloat16"] = "float32"
@@ -103,6 +109,26 @@ def _threads(requested: int | None) -> int:
     n = requested or (1 if os.getloadavg()[0] > cores else cores)
     torch.set_num_threads(max(1, n))
     return n
+
+
+@contextlib.contextmanager
+def matmul_precision(precision: str, cuda: bool) -> Iterator[None]:
+    """bf16-matmul on the CPU: oneDNN computes fp32 matmuls in bf16 while the block runs (the setting is
+    process-wide, so it is restored afterwards); a no-op for every other precision and on CUDA."""
+    import torch
+
+    if precision != "bf16-matmul" or cuda:
+        yield
+        return
+    matmul = getattr(torch.backends.mkldnn, "matmul", None)
+    if matmul is None or not hasattr(matmul, "fp32_precision"):
+        raise ValueError("--precision bf16-matmul needs torch.backends.mkldnn.matmul.fp32_precision (PyTorch >= 2.9)")
+    before = matmul.fp32_precision
+    matmul.fp32_precision = "bf16"
+    try:
+        yield
+    finally:
+        matmul.fp32_precision = before
 
 
 def _seed_all(seed: int) -> None:
@@ -249,8 +275,9 @@ class Trainer:
 
         import torch
 
-        if self.info.cuda:
-            return torch.autocast("cuda", dtype=torch.bfloat16)
+        precision = self.cfg.precision
+        if precision == "bf16" or (precision == "auto" and self.info.cuda):
+            return torch.autocast("cuda" if self.info.cuda else "cpu", dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
     def _micro_batches(self) -> list[tuple[Any, Any]]:
@@ -511,6 +538,14 @@ def resolve_config(cfg: TrainConfig) -> TrainConfig:
 
 def train(cfg: TrainConfig) -> dict[str, Any]:
     """Run one training job end to end (see `TrainConfig`); returns the summary written beside the model."""
-    return Trainer(resolve_config(cfg)).run()
+    cfg = resolve_config(cfg)
+    with matmul_precision(cfg.precision, cfg.device == "cuda" or (cfg.device == "auto" and _cuda_available())):
+        return Trainer(cfg).run()
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
