@@ -74,17 +74,28 @@ class Program:
 
 @dataclass(frozen=True)
 class Script:
-    """One debugger session to record: the session breakpoints and the actions, in order."""
+    """One debugger session to record: the session breakpoints and the actions, in order.
 
-    breakpoints: tuple[int, ...]
+    A breakpoint is a line of the program, or ``(file, line)`` in another file of a project (the
+    path relative to the program's folder; ``"file:line"`` in JSON)."""
+
+    breakpoints: tuple[int | tuple[str, int], ...]
     actions: tuple[Action, ...]
 
     def to_json(self) -> dict:
-        return {"breakpoints": list(self.breakpoints), "actions": [str(a) for a in self.actions]}
+        return {"breakpoints": [b if isinstance(b, int) else f"{b[0]}:{b[1]}" for b in self.breakpoints],
+                "actions": [str(a) for a in self.actions]}
 
     @classmethod
     def from_json(cls, data: dict) -> "Script":
-        return cls(tuple(data["breakpoints"]), tuple(Action.parse(a) for a in data["actions"]))
+        bps: list[int | tuple[str, int]] = []
+        for b in data["breakpoints"]:
+            if isinstance(b, int):
+                bps.append(b)
+            else:
+                file, _, line = str(b).rpartition(":")
+                bps.append((file, int(line)))
+        return cls(tuple(bps), tuple(Action.parse(a) for a in data["actions"]))
 
 
 def example_programs() -> list[Program]:
@@ -238,3 +249,116 @@ def state_differences(fast: list[State], real: list[State]) -> list[str]:
 def _short(value: object, limit: int = 300) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+# ------------------------------------------------------------------------------ multi-file projects
+
+PROJECTS_DIR = ROOT / "tests" / "programs" / "projects"
+PROJECT_GOLDEN_DIR = GOLDEN_DIR / "projects"
+PROJECT_MAIN = "main.py"
+PROJECT_SCRIPT_LENGTH = 14
+
+
+@dataclass(frozen=True)
+class Project:
+    """A multi-file parity program: ``main.py`` and the user modules beside it, as {relative path: source}."""
+
+    name: str
+    files: tuple[tuple[str, str], ...]
+
+    @property
+    def sources(self) -> dict[str, str]:
+        return dict(self.files)
+
+    @property
+    def main(self) -> str:
+        return self.sources[PROJECT_MAIN]
+
+    def write(self, folder: Path) -> Path:
+        """Write the project's files under `folder`; the path of its main.py."""
+        for rel, text in self.files:
+            target = folder / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        return folder / PROJECT_MAIN
+
+
+def projects() -> list[Project]:
+    """The hand-written projects of tests/programs/projects/ (one folder each, entry point main.py)."""
+    out = []
+    for folder in sorted(p for p in PROJECTS_DIR.iterdir() if (p / PROJECT_MAIN).is_file()):
+        files = tuple(sorted((f.relative_to(folder).as_posix(), f.read_text()) for f in folder.rglob("*.py")
+                             if "__pycache__" not in f.parts))
+        out.append(Project(f"project_{folder.name}", files))
+    return out
+
+
+def project_scripts(project: Project, count: int = SCRIPTS_PER_PROGRAM, length: int = PROJECT_SCRIPT_LENGTH) -> list[Script]:
+    """Seeded scripts for a project: as `scripts_for`, with session breakpoints in any of its files
+    (the first script always has one in a module other than main.py)."""
+    rng = random.Random(zlib.crc32(project.name.encode()))
+    main_lines = code_lines(project.main) or [1]
+    module_lines = [(rel, n) for rel, text in project.files if rel != PROJECT_MAIN for n in code_lines(text)]
+    scripts = []
+    for k in range(count):
+        policy = POLICIES[k % len(POLICIES)]
+        pool: list[int | tuple[str, int]] = [*main_lines, *module_lines]
+        chosen = set(rng.sample(pool, min(len(pool), rng.randint(0, 2))))
+        if k == 0 and module_lines and not any(isinstance(b, tuple) for b in chosen):
+            chosen.add(rng.choice(module_lines))
+        breakpoints = tuple(sorted(chosen, key=lambda b: (0, "", b) if isinstance(b, int) else (1, b[0], b[1])))
+        actions = []
+        for _ in range(length):
+            kind = rng.choices(list(policy), weights=list(policy.values()))[0]
+            if kind == "breakpoint":
+                actions.append(Action(kind=ActionKind.BREAKPOINT, line=rng.choice(main_lines)))
+            else:
+                actions.append(Action.parse(kind))
+        scripts.append(Script(breakpoints, tuple(actions)))
+    return scripts
+
+
+def relative_states(states: list[State], folder: Path) -> list[State]:
+    """States with every other file's path written relative to the program's folder (as goldens keep them)."""
+    from tracegen.record_json import relative_file
+
+    out = []
+    for state in states:
+        if any(f.file for f in state.frames):
+            state = state.model_copy(deep=True)
+            for frame in state.frames:
+                if frame.file:
+                    frame.file = relative_file(frame.file, str(folder))
+        out.append(state)
+    return out
+
+
+def write_project_golden(project: Project, sessions: list[tuple[Script, list[State]]]) -> Path:
+    PROJECT_GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
+    data = {
+        "header": golden_header(), "name": project.name, "main": PROJECT_MAIN, "files": dict(project.files),
+        "sessions": [dict(script.to_json(), states=[s.model_dump(mode="json", exclude_defaults=True) for s in states])
+                     for script, states in sessions],
+    }
+    path = PROJECT_GOLDEN_DIR / f"{project.name}.json"
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+@dataclass(frozen=True)
+class ProjectGolden:
+    """A recorded project golden: the project and its debugpy sessions (file paths relative)."""
+
+    project: Project
+    header: dict
+    sessions: list[tuple[Script, list[State]]]
+
+
+def load_project_golden(path: Path) -> ProjectGolden:
+    data = json.loads(path.read_text())
+    sessions = [(Script.from_json(s), [State.model_validate(x) for x in s["states"]]) for s in data["sessions"]]
+    return ProjectGolden(Project(data["name"], tuple(sorted(data["files"].items()))), data["header"], sessions)
+
+
+def load_project_goldens() -> list[ProjectGolden]:
+    return [load_project_golden(p) for p in sorted(PROJECT_GOLDEN_DIR.glob("*.json"))]

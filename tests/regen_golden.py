@@ -1,7 +1,8 @@
 """Record the parity goldens with real debugpy: ``nice -n 10 .venv/bin/python -m tests.regen_golden``.
 
 Runs every program of the parity corpus (tests/parity.py) with its seeded action scripts under
-`tracegen.debugpy_recorder`, two debugpy sessions at a time, and writes ``tests/golden/<name>.json``.
+`tracegen.debugpy_recorder`, two debugpy sessions at a time, and writes ``tests/golden/<name>.json``;
+the multi-file projects of ``tests/programs/projects/`` go to ``tests/golden/projects/<name>.json``.
 Resumable: a program whose golden already holds the same source and scripts is skipped unless
 ``--force``. The synthetic programs stay the ones frozen in the goldens unless ``--fresh-synth``. debugpy is slow (a few stops per second), so the whole corpus takes a while.
 """
@@ -16,7 +17,22 @@ from pathlib import Path
 from tqdm import tqdm
 
 from protocol.debugger import State
-from tests.parity import GOLDEN_DIR, Program, Script, corpus, load_golden, scripts_for, write_golden
+from tests.parity import (
+    GOLDEN_DIR,
+    PROJECT_GOLDEN_DIR,
+    Program,
+    Project,
+    Script,
+    corpus,
+    load_golden,
+    load_project_golden,
+    project_scripts,
+    projects,
+    relative_states,
+    scripts_for,
+    write_golden,
+    write_project_golden,
+)
 from tracegen.debugpy_recorder import record_debugpy
 
 
@@ -26,6 +42,25 @@ def record_program_sessions(program: Program, scripts: list[Script]) -> list[tup
         path = Path(folder) / "program.py"
         path.write_text(program.source)
         return [(s, record_debugpy(path, list(s.actions), list(s.breakpoints), run_timeout=20)) for s in scripts]
+
+
+def record_project_sessions(project: Project, scripts: list[Script]) -> list[tuple[Script, list[State]]]:
+    """Every script of one project under debugpy (its files copied to a temp folder; paths kept relative)."""
+    with tempfile.TemporaryDirectory(prefix="golden_") as folder:
+        main = project.write(Path(folder))
+        return [(s, relative_states(record_debugpy(main, list(s.actions), list(s.breakpoints), run_timeout=20), Path(folder)))
+                for s in scripts]
+
+
+def project_up_to_date(project: Project, scripts: list[Script]) -> bool:
+    path = PROJECT_GOLDEN_DIR / f"{project.name}.json"
+    if not path.is_file():
+        return False
+    try:
+        golden = load_project_golden(path)
+    except (ValueError, KeyError):
+        return False
+    return golden.project == project and [s for s, _ in golden.sessions] == scripts
 
 
 def up_to_date(program: Program, scripts: list[Script]) -> bool:
@@ -53,17 +88,23 @@ def main(argv: list[str] | None = None) -> int:
         programs = [p for p in programs if p.name in set(args.only)]
     todo = [(p, scripts_for(p)) for p in programs]
     todo = [(p, s) for p, s in todo if args.force or not up_to_date(p, s)]
+    multi = [p for p in projects() if not args.only or p.name in set(args.only)]
+    multi_todo = [(p, project_scripts(p)) for p in multi]
+    multi_todo = [(p, s) for p, s in multi_todo if args.force or not project_up_to_date(p, s)]
     failures = 0
     with ThreadPoolExecutor(max_workers=args.workers) as pool:
-        futures = {pool.submit(record_program_sessions, p, s): p for p, s in todo}
+        futures = {pool.submit(record_program_sessions, p, s): (p, write_golden) for p, s in todo}
+        futures |= {pool.submit(record_project_sessions, p, s): (p, write_project_golden) for p, s in multi_todo}
         for future in tqdm(as_completed(futures), total=len(futures), desc="debugpy goldens"):
-            program = futures[future]
+            program, write = futures[future]
             try:
-                write_golden(program, future.result())
+                write(program, future.result())
             except Exception as exc:  # noqa: BLE001 - report and go on with the rest
                 failures += 1
                 print(f"{program.name}: {exc}", file=sys.stderr)
-    print(f"{len(todo) - failures} goldens written, {failures} failed, {len(programs) - len(todo)} up to date")
+    written = len(todo) + len(multi_todo) - failures
+    fresh = len(programs) + len(multi) - len(todo) - len(multi_todo)
+    print(f"{written} goldens written, {failures} failed, {fresh} up to date")
     return 1 if failures else 0
 
 

@@ -40,13 +40,31 @@ def parse_lines(text: str) -> list[int]:
     return lines
 
 
-def _record_fast(path: Path, actions: list[Action], breakpoints: list[int], stop_on_entry: bool) -> list[State]:
+def parse_breakpoints(text: str) -> list[int | tuple[str, int]]:
+    """``7,12,pricing.py:3`` -> [7, 12, ("pricing.py", 3)]: program lines, or FILE:LINE in another
+    user file (FILE relative to the program's folder, or absolute)."""
+    out: list[int | tuple[str, int]] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        file, sep, line = part.rpartition(":")
+        if not sep:
+            out.extend(parse_lines(part))
+            continue
+        if not file or not line.isdigit() or int(line) < 1:
+            raise ValueError(f"not a breakpoint: {part!r} (write LINE or FILE:LINE, e.g. 7 or pricing.py:3)")
+        out.append((file, int(line)))
+    return out
+
+
+def _record_fast(path: Path, actions: list[Action], breakpoints: list, stop_on_entry: bool) -> list[State]:
     from tracegen.fast import record_program, replay_to_end
 
     return replay_to_end(record_program(path=path), actions, breakpoints, stop_on_entry)
 
 
-def _record_debugpy(path: Path, actions: list[Action], breakpoints: list[int], stop_on_entry: bool) -> list[State]:
+def _record_debugpy(path: Path, actions: list[Action], breakpoints: list, stop_on_entry: bool) -> list[State]:
     try:
         from tracegen.debugpy_recorder import record_debugpy
     except ImportError as exc:
@@ -58,7 +76,7 @@ def _record_debugpy(path: Path, actions: list[Action], breakpoints: list[int], s
 def record(
     program: Path = typer.Argument(..., help="The Python program to run."),
     actions: str = typer.Option("", "--actions", help="Comma-separated: stepIn, next, stepOut, continue, breakpoint:LINE."),
-    bp: str = typer.Option("", "--bp", help="Comma-separated session breakpoint lines."),
+    bp: str = typer.Option("", "--bp", help="Comma-separated session breakpoints: LINE of PROGRAM, or FILE:LINE in another user file (relative to PROGRAM's folder)."),
     recorder: str = typer.Option("fast", "--recorder", help="fast | debugpy"),
     stop_on_entry: bool = typer.Option(True, "--stop-on-entry/--no-stop-on-entry", help="Stop on the first line."),
 ) -> None:
@@ -67,11 +85,16 @@ def record(
 
     try:
         action_list = parse_actions(actions)
-        bps = parse_lines(bp)
+        bps = parse_breakpoints(bp)
     except ValueError as exc:
         _fail(f"bad argument: {exc}")
     if not program.is_file():
         _fail(f"no such program file: {program}")
+    for item in bps:
+        if isinstance(item, tuple):
+            target = Path(item[0]) if Path(item[0]).is_absolute() else program.parent / item[0]
+            if not target.is_file():
+                _fail(f"no such file for breakpoint {item[0]}:{item[1]}: {target}")
     if recorder not in ("fast", "debugpy"):
         _fail(f"--recorder must be fast or debugpy, not {recorder!r}")
     if any(a.kind.inverse for a in action_list):
@@ -83,7 +106,7 @@ def record(
         _fail(str(exc))
     used = action_list[: max(0, len(states) - 1)]
     used += [Action(kind=ActionKind.CONTINUE)] * (len(states) - 1 - len(used))
-    for line in session_lines(states, used):
+    for line in session_lines(states, used, str(program.resolve().parent)):
         typer.echo(line)
 
 
@@ -107,7 +130,7 @@ def synth(
     max_steps: int = typer.Option(64, "--max-steps", min=1, help="Most actions per trajectory."),
     per_program: int = typer.Option(8, "--per-program", min=1, help="Trajectories sampled from each recorded program."),
     shard_size: int = typer.Option(1000, "--shard-size", min=1, help="Trajectories per shard file."),
-    cruxeval: Path | None = typer.Option(None, "--cruxeval", help="cruxeval.jsonl to keep out of the data (default: ../shared/cruxeval/ or $CRUXEVAL_PATH)."),
+    cruxeval: Path | None = typer.Option(None, "--cruxeval", help="cruxeval.jsonl to keep out of the data (default: $CRUXEVAL_PATH, else the copy shipped in tracegen/cruxeval/)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Write a sharded dataset of forward and inverse trajectories of recorded programs."""

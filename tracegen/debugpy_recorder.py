@@ -14,6 +14,9 @@ to this stop), plus `exceptionInfo` on exception stops. The Locals reference of 
 fetched once with `scopes` and reused (debugpy maps a frame id to the same Locals reference for the
 life of the frame).
 
+Session breakpoints are lines of the program, or ``(file, line)`` in another user file (a path
+absolute or relative to the program's folder); frames of other files carry the file's real path.
+
 Mapping of actions: step_into/step_over/step_return/continue are DAP stepIn/next/stepOut/continue;
 `breakpoint(line)` adds that line to the session's breakpoints for one `continue` and then restores
 them (so it stops at the first breakpoint hit, the one-off line or a session one, an uncaught
@@ -117,6 +120,7 @@ class DebugpySession:
         self.python = python or sys.executable
         self.path: str | None = None
         self.breakpoints: list[int] = []
+        self.file_breakpoints: dict[str, list[int]] = {}  # real path of another user file -> lines
         self._client: DapClient | None = None
         self._thread_id: int | None = None
         self._locals_ref: dict[int, int] = {}
@@ -140,7 +144,7 @@ class DebugpySession:
             raise DebugpyError("the session has not started")
         return self._state
 
-    def start(self, program: str | os.PathLike[str], breakpoints: Sequence[int] = (), *, stop_on_entry: bool = True,
+    def start(self, program: str | os.PathLike[str], breakpoints: Sequence[int | tuple[str, int]] = (), *, stop_on_entry: bool = True,
               args: Sequence[str] = (), cwd: str | os.PathLike[str] | None = None,
               env: dict[str, str] | None = None) -> State:
         """Launch the program under debugpy; the first state (entry, a breakpoint, an exception or the end)."""
@@ -150,7 +154,16 @@ class DebugpySession:
         if not path.is_file():
             raise DebugpyError(f"no such program file: {program}")
         self.path = str(path)
-        self.breakpoints = sorted(set(int(b) for b in breakpoints))
+        self.breakpoints = sorted(set(int(b) for b in breakpoints if not isinstance(b, tuple)))
+        self.file_breakpoints = {}
+        for b in breakpoints:
+            if isinstance(b, tuple):
+                file = os.path.realpath(os.path.join(path.parent, b[0]))
+                if file == self.path:
+                    self.breakpoints = sorted(set(self.breakpoints) | {int(b[1])})
+                else:
+                    self.file_breakpoints.setdefault(file, [])
+                    self.file_breakpoints[file] = sorted(set(self.file_breakpoints[file]) | {int(b[1])})
         child_env = dict(os.environ, PYDEVD_DISABLE_FILE_VALIDATION="1", PYTHONIOENCODING="utf-8", PYTHONHASHSEED="0", PYTHONUNBUFFERED="1")
         self._client = DapClient(adapter_command(self.python), env=child_env, timeout=self.timeout)
         client = self._client
@@ -165,6 +178,8 @@ class DebugpySession:
             client.wait_event(lambda e: e.get("event") == "initialized", timeout=max(self.timeout, START_TIMEOUT),
                               on_other=self._on_event)
             self._set_breakpoints(self.breakpoints)
+            for file, lines in self.file_breakpoints.items():
+                self._set_breakpoints(lines, file)
             client.request("setExceptionBreakpoints", {"filters": ["uncaught"]})
             client.request("configurationDone")
             client.response(launch)
@@ -194,9 +209,21 @@ class DebugpySession:
             return list(self.breakpoints)
         return self._set_breakpoints(self.breakpoints)
 
-    def _set_breakpoints(self, lines: Sequence[int]) -> list[int]:
+    def set_file_breakpoints(self, file: str | os.PathLike[str], lines: Sequence[int]) -> list[int]:
+        """Replace the line breakpoints of another user file (absolute, or relative to the program's folder)."""
+        if self.path is None:
+            raise DebugpyError("start the session before setting breakpoints")
+        path = os.path.realpath(os.path.join(os.path.dirname(self.path), file))
+        if path == self.path:
+            return self.set_breakpoints(lines)
+        self.file_breakpoints[path] = sorted(set(int(b) for b in lines))
+        if self._state is not None and self._state.finished:
+            return list(self.file_breakpoints[path])
+        return self._set_breakpoints(self.file_breakpoints[path], path)
+
+    def _set_breakpoints(self, lines: Sequence[int], file: str | None = None) -> list[int]:
         body = self._require_client().request(
-            "setBreakpoints", {"source": {"path": self.path}, "breakpoints": [{"line": n} for n in lines]})
+            "setBreakpoints", {"source": {"path": file or self.path}, "breakpoints": [{"line": n} for n in lines]})
         return [b["line"] for b in body.get("breakpoints", []) if b.get("verified") and "line" in b]
 
     # -- stepping -------------------------------------------------------------------------------
@@ -366,11 +393,12 @@ class DebugpySession:
     def _frame(self, raw: Message, variables: list[Message]) -> Frame:
         path = (raw.get("source") or {}).get("path")
         line = int(raw.get("line", 0))
-        same = path is not None and self.path is not None and os.path.realpath(path) == self.path
+        real = os.path.realpath(path) if path else None
+        same = real is not None and real == self.path
         return Frame(
             name=raw.get("name", "?"), line=line, source=self._sources.line(path, line),
             locals={v["name"]: v.get("value", "") for v in variables if is_plain_local(v)},
-            file=None if same else path,
+            file=None if same else real,
         )
 
     @staticmethod
@@ -383,7 +411,7 @@ class DebugpySession:
         return ExceptionInfo(type=type_name, message=body.get("description") or details.get("message") or "")
 
 
-def record_debugpy(path: str | os.PathLike[str], actions: Sequence[Action], breakpoints: Sequence[int] = (),
+def record_debugpy(path: str | os.PathLike[str], actions: Sequence[Action], breakpoints: Sequence[int | tuple[str, int]] = (),
                    stop_on_entry: bool = True, timeout: float = DEFAULT_TIMEOUT,
                    run_timeout: float = DEFAULT_RUN_TIMEOUT, args: Sequence[str] = (),
                    to_end: bool = False) -> list[State]:

@@ -20,8 +20,10 @@ program on Python 3.11, and returns the `State` after every stop. The rules are 
   that created it. A coroutine (``async def``) that returns into the event loop (not to an awaiting
   user coroutine) ends a step into, or a step over/out of it, like this: the next user line stops,
   with no return stop and no return value on the way (debugpy never stops at ``asyncio.run``'s return).
-- Any line event on a session breakpoint line (program file) stops with reason ``breakpoint``,
-  whatever the step (the entry stop too). A breakpoint on a line without code moves to the nearest
+- Any line event on a session breakpoint line stops with reason ``breakpoint``, whatever the step
+  (the entry stop too). A breakpoint is a line of the program, or ``(file, line)`` in another user
+  file (a module the program imports from its folder), given as an absolute path or relative to
+  the program's folder. A breakpoint on a line without code moves to the nearest
   preceding line with code, as debugpy moves it.
 - Return values: debugpy keeps ``(return) name`` entries in the caller frame for the rest of that
   frame's life (one per function name, the latest wins), recorded when (after the switch above)
@@ -48,6 +50,7 @@ and no exit code.
 """
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -57,6 +60,10 @@ from protocol.debugger import Action, ActionKind, Ending, ExceptionInfo, Frame, 
 from protocol.source_text import read_source
 from tracegen.sandbox import Limits, run_traced
 from tracegen.trace import CALL, EXCEPTION, LINE, RETURN, ProgramTrace, parse_trace
+
+# a session breakpoint: a line of the program, or (file, line) in another user file (the path absolute
+# or relative to the program's folder)
+Breakpoint = int | tuple[str, int]
 
 # step commands (pydevd's, justMyCode variants)
 RUN, INTO, OVER, OUT, INTO_CORO, LINES = "run", "into", "over", "out", "into_coro", "lines"
@@ -132,9 +139,9 @@ class _Cursor:
 class ReplaySession:
     """Step through a recorded trace like a debugpy session (see the module docstring)."""
 
-    def __init__(self, trace: ProgramTrace, breakpoints: Sequence[int] = (), stop_on_entry: bool = True) -> None:
+    def __init__(self, trace: ProgramTrace, breakpoints: Sequence[Breakpoint] = (), stop_on_entry: bool = True) -> None:
         self.trace = trace
-        self.breakpoints = frozenset(trace.adjust_breakpoint(b) for b in breakpoints)
+        self.breakpoints, self.file_breakpoints = split_breakpoints(trace, breakpoints)
         self.stop_on_entry = stop_on_entry
         self.cursor = _Cursor()
         self.state: State | None = None
@@ -147,7 +154,7 @@ class ReplaySession:
         if self.stop_on_entry:
             for i, ev in enumerate(self.trace.events):
                 if ev.kind == LINE:
-                    on_bp = ev.line in self.breakpoints and self.trace.frames[ev.fid].file is None
+                    on_bp = self._on_breakpoint(self.trace.frames[ev.fid], ev.line, None)
                     return self._stop_line(i, StopReason.BREAKPOINT if on_bp else StopReason.ENTRY, self._stdout(0, i))
         return self._run(RUN, None, None, None)
 
@@ -180,7 +187,8 @@ class ReplaySession:
 
     def fork(self) -> "ReplaySession":
         """An independent copy at the same stop (for building state trees)."""
-        other = ReplaySession(self.trace, self.breakpoints, self.stop_on_entry)
+        other = ReplaySession(self.trace, (), self.stop_on_entry)
+        other.breakpoints, other.file_breakpoints = self.breakpoints, self.file_breakpoints
         other.cursor = self.cursor.copy()
         other.state = self.state
         return other
@@ -189,6 +197,18 @@ class ReplaySession:
     def position(self) -> int:
         """Index of the trace event of the current stop (``len(events)`` at the end)."""
         return self.cursor.pos
+
+    def set_breakpoints(self, breakpoints: Sequence[Breakpoint]) -> None:
+        """Replace the session breakpoints (program lines, or ``(file, line)`` in other user files)."""
+        self.breakpoints, self.file_breakpoints = split_breakpoints(self.trace, breakpoints)
+
+    def _on_breakpoint(self, info, line: int, one_off: int | None) -> bool:  # noqa: ANN001 - FrameInfo
+        """Whether a line event of frame `info` is on a session breakpoint (or the one-off line)."""
+        if info.lib:
+            return False
+        if info.file is None:
+            return line in self.breakpoints or line == one_off
+        return bool(self.file_breakpoints) and (info.file, line) in self.file_breakpoints
 
     # ---- the walk ------------------------------------------------------------------------
     def _step_out_frame(self, top: int | None) -> int | None:
@@ -212,6 +232,7 @@ class ReplaySession:
         events = trace.events
         frames = trace.frames
         bps = self.breakpoints
+        fbps = self.file_breakpoints
         retvals = self.cursor.retvals
         fresh = self.cursor.fresh
         lib_traced = self.cursor.lib_traced
@@ -246,7 +267,8 @@ class ReplaySession:
                 elif old_stop == fid and old_cmd in (OVER, OUT):
                     cmd, stop = INTO, None
             elif kind == LINE:
-                if (ev.line in bps or ev.line == one_off) and info.file is None and not info.lib:
+                if ((ev.line in bps or ev.line == one_off) and info.file is None and not info.lib) or (
+                        fbps and info.file is not None and not info.lib and (info.file, ev.line) in fbps):
                     return self._stop_line(i, StopReason.BREAKPOINT, self._stdout(start, i), last_ret)
             if kind == RETURN:
                 if info.generator and ev.stack:
@@ -433,7 +455,27 @@ def _attr_key(name: str) -> tuple[int, str]:
     return (1, name) if name.startswith("_") else (0, name)
 
 
-def replay(trace: ProgramTrace, actions: Sequence[Action], breakpoints: Sequence[int] = (), stop_on_entry: bool = True) -> list[State]:
+def split_breakpoints(trace: ProgramTrace, breakpoints: Sequence[Breakpoint]) -> tuple[frozenset[int], frozenset[tuple[str, int]]]:
+    """Session breakpoints as debugpy places them: program lines, and ``(real path, line)`` of other
+    user files (a path is absolute or relative to the program's folder; the program's own path
+    counts as the program). Each moves to the nearest preceding line with code."""
+    lines: set[int] = set()
+    files: set[tuple[str, int]] = set()
+    program = os.path.realpath(trace.real_path) if trace.real_path else None
+    for bp in breakpoints:
+        if isinstance(bp, int):
+            lines.add(trace.adjust_breakpoint(bp))
+            continue
+        file, line = bp
+        path, line = trace.adjust_file_breakpoint(file, int(line))
+        if path == program:
+            lines.add(trace.adjust_breakpoint(line))
+        else:
+            files.add((path, line))
+    return frozenset(lines), frozenset(files)
+
+
+def replay(trace: ProgramTrace, actions: Sequence[Action], breakpoints: Sequence[Breakpoint] = (), stop_on_entry: bool = True) -> list[State]:
     """The states after the start and after each action, ending at (and including) ``exited``.
 
     Actions left over after the program ended are ignored; if the script runs out first, the
@@ -442,7 +484,7 @@ def replay(trace: ProgramTrace, actions: Sequence[Action], breakpoints: Sequence
     return _replay(ReplaySession(trace, breakpoints, stop_on_entry), actions)
 
 
-def replay_to_end(trace: ProgramTrace, actions: Sequence[Action], breakpoints: Sequence[int] = (), stop_on_entry: bool = True) -> list[State]:
+def replay_to_end(trace: ProgramTrace, actions: Sequence[Action], breakpoints: Sequence[Breakpoint] = (), stop_on_entry: bool = True) -> list[State]:
     """Like `replay`, then ``continue`` until the program exits (what ``tracegen record`` prints)."""
     session = ReplaySession(trace, breakpoints, stop_on_entry)
     states = _replay(session, actions)

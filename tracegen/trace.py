@@ -30,6 +30,7 @@ from __future__ import annotations
 import bisect
 import dis
 import json
+import os
 import types
 from dataclasses import dataclass, field
 
@@ -97,6 +98,7 @@ class ProgramTrace:
     end: TraceEnd
     stderr: str = ""
     lines: list[str] = field(default_factory=list)
+    real_path: str | None = None  # the program file's real path, as the child ran it (``P`` record)
 
     _code_lines: list[int] | None = None
 
@@ -125,6 +127,26 @@ class ProgramTrace:
         idx = bisect.bisect_left(lines, line)
         return lines[idx - 1] if idx > 0 else line
 
+    @property
+    def folder(self) -> str | None:
+        """The real folder the program ran in (its user modules live under it); None if unknown."""
+        return os.path.dirname(self.real_path) if self.real_path else None
+
+    def file_path(self, file: str) -> str:
+        """The real path of a user file given absolutely or relative to the program's folder."""
+        if os.path.isabs(file) or self.folder is None:
+            return os.path.realpath(file)
+        return os.path.realpath(os.path.join(self.folder, file))
+
+    def adjust_file_breakpoint(self, file: str, line: int) -> tuple[str, int]:
+        """`adjust_breakpoint` for a breakpoint in another user file: ``(real path, line)``."""
+        path = self.file_path(file)
+        lines = file_code_lines(path)
+        if line in lines or not lines:
+            return path, line
+        idx = bisect.bisect_left(lines, line)
+        return path, (lines[idx - 1] if idx > 0 else line)
+
     def source_line(self, line: int, file: str | None = None) -> str:
         """The text of a 1-based line (stripped), of the program or of another user file."""
         if file is None:
@@ -139,6 +161,21 @@ class ProgramTrace:
 
 
 _FILE_CACHE: dict[str, list[str]] = {}
+_CODE_LINES_CACHE: dict[str, list[int]] = {}
+
+
+def file_code_lines(path: str) -> list[int]:
+    """Sorted lines that start code in a user file (as `ProgramTrace.code_lines`); [] if unreadable."""
+    lines = _CODE_LINES_CACHE.get(path)
+    if lines is None:
+        try:
+            code = compile(read_source(path, errors="replace"), path, "exec", 0, dont_inherit=True)
+        except (OSError, SyntaxError, ValueError):
+            lines = []
+        else:
+            lines = sorted(set(_code_lines(code)))
+        _CODE_LINES_CACHE[path] = lines
+    return lines
 
 
 def _code_lines(code: types.CodeType):
@@ -168,6 +205,7 @@ def parse_trace(text: str, source: str, path: str | None, stderr: str = "", kill
     table: list[dict[str, str]] = []
     events: list[Event] = []
     end: TraceEnd | None = None
+    real_path: str | None = None
     for raw in text.splitlines():
         if not raw:
             continue
@@ -200,11 +238,13 @@ def parse_trace(text: str, source: str, path: str | None, stderr: str = "", kill
             frames[fid] = FrameInfo(fid, name, parent, bool(direct), bool(flags & 1), bool(flags & 2), file, first, bool(flags & 4))
         elif tag == "F":
             files[rec[1]] = rec[2]
+        elif tag == "P":
+            real_path = rec[1]
         elif tag == "E":
             end = _parse_end(rec)
     if end is None:
         end = TraceEnd(Ending.NEVER, None, how="killed", detail=killed or "the program was stopped before it ended")
-    return ProgramTrace(source, path, frames, table, events, end, stderr)
+    return ProgramTrace(source, path, frames, table, events, end, stderr, real_path=real_path)
 
 
 def _parse_end(rec: list) -> TraceEnd:

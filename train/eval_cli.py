@@ -14,12 +14,13 @@ from typing import Any
 
 import typer
 
-from model.paths import DEFAULT_CHECKPOINT, REPO_ROOT
+from model.paths import DEFAULT_CHECKPOINT
+from tracegen.dedupe import BUNDLED_CRUXEVAL, default_cruxeval_path
 from train.results_io import write_results
 
 app = typer.Typer(add_completion=False, help="Evaluate a model: CruxEval, next-state fidelity, next-state exact match per action.", no_args_is_help=True)
 
-DEFAULT_PROBLEMS = REPO_ROOT.parent / "shared" / "cruxeval" / "cruxeval.jsonl"
+DEFAULT_PROBLEMS = BUNDLED_CRUXEVAL  # tracegen/cruxeval/cruxeval.jsonl, shipped with the package; $CRUXEVAL_PATH overrides
 BACKENDS = ("transformers", "vllm", "oracle")
 
 
@@ -108,7 +109,7 @@ def cruxeval(
     model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
     backend: str = typer.Option("transformers", help="transformers | vllm | oracle (tracegen's recorder: checks posing and scoring)"),
     vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
-    problems: Path = typer.Option(DEFAULT_PROBLEMS, help="CruxEval JSON lines"),
+    problems: Path | None = typer.Option(None, help="CruxEval JSON lines (default: $CRUXEVAL_PATH, else the 800 problems shipped in tracegen/cruxeval/)"),
     limit: int | None = typer.Option(None, min=1, help="only the first N problems"),
     out: Path = typer.Option(..., help="output folder: predictions.jsonl and summary.json"),
     max_state_tokens: int = typer.Option(192, min=8, help="longest state to generate (a retry gets twice as many)"),
@@ -127,6 +128,7 @@ def cruxeval(
     if via not in ("step_return", "breakpoint"):
         raise _fail(f"unknown --via {via!r}: use step_return or breakpoint")
     _check_backend(backend)
+    problems = problems or default_cruxeval_path()
     try:
         items = cx.load_problems(problems, limit)
     except cx.ProblemsError as exc:

@@ -1,0 +1,3 @@
+VERSION = "1.0"
+units = ["cm"]
+units.append("m")

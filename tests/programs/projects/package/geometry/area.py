@@ -1,0 +1,3 @@
+def rectangle(w, h):
+    result = w * h
+    return result
