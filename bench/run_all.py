@@ -36,7 +36,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
-CRUXEVAL_DEFAULT = ROOT.parent / "shared" / "cruxeval" / "cruxeval.jsonl"
 
 
 @dataclass
@@ -177,9 +176,13 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer steps everywhere (a smoke run)")
     parser.add_argument("--readme", type=Path, default=ROOT / "README.md")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.md", help="where the table goes without README markers")
-    parser.add_argument("--cruxeval", type=Path, default=Path(os.environ.get("CRUXEVAL_PATH", CRUXEVAL_DEFAULT)))
+    parser.add_argument("--cruxeval", type=Path, default=None, help="CruxEval JSON lines (default: $CRUXEVAL_PATH, else tracegen/cruxeval/)")
     parser.add_argument("--cruxeval-limit", type=int, default=5)
     args = parser.parse_args()
+    if args.cruxeval is None:
+        from tracegen.dedupe import default_cruxeval_path
+
+        args.cruxeval = default_cruxeval_path()
     quick = args.quick
     started = time.perf_counter()
     rows: list[Row] = []

@@ -1,4 +1,4 @@
-"""Program text shared by several tests: the example of ../shared/notes/debugpy-stops.md."""
+"""Program text shared by several tests: the worked example of debugpy's stops (docs/tracegen-parity.md)."""
 
 # `check` raises on a negative value; `run` catches it one level up. Tests append their own module code.
 CHECK_RUN_DEFS = '''\

@@ -78,8 +78,6 @@ def test_load_problems_errors(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def real_problems() -> list[cx.Problem]:
-    if not DEFAULT_PROBLEMS.is_file():
-        pytest.skip(f"CruxEval not found at {DEFAULT_PROBLEMS}")
     problems = cx.load_problems(DEFAULT_PROBLEMS)
     assert len(problems) == 800
     # plain, one-line f, module statements, globals, multi-line return, comprehension on the return line, recursion

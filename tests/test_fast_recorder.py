@@ -1,7 +1,7 @@
 """The fast recorder against debugpy's observed behaviour, one named test per oddity.
 
 Expected stops were observed with real debugpy 1.8.22 on Python 3.11 (tests/programs/*.py driven
-over DAP, see /work/shared/notes/debugpy-stops.md); the parity test compares both recorders live.
+over DAP; docs/tracegen-parity.md lists what debugpy does); the parity test compares both recorders live.
 """
 from __future__ import annotations
 

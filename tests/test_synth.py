@@ -123,8 +123,7 @@ def test_deduper_drops_renamed_copies() -> None:
 
 @pytest.fixture(scope="module")
 def guard() -> CruxEvalGuard:
-    if not default_cruxeval_path().is_file():
-        pytest.skip(f"CruxEval not found at {default_cruxeval_path()} (set $CRUXEVAL_PATH)")
+    assert default_cruxeval_path().is_file(), "the package ships tracegen/cruxeval/cruxeval.jsonl"
     return CruxEvalGuard()
 
 

@@ -49,3 +49,12 @@ def test_recipe_tiny_preset(tmp_path):
 def test_recipe_needs_an_output_folder():
     done = subprocess.run(["bash", str(REPO / "train" / "gpu_recipe.sh")], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "usage" in done.stderr
+
+
+def test_recipe_uses_the_shipped_cruxeval_and_names_a_missing_one(tmp_path):
+    """$CRUXEVAL_PATH overrides the copy in tracegen/cruxeval/; a wrong one is named, before any work."""
+    missing = tmp_path / "nowhere" / "cruxeval.jsonl"
+    done = _recipe(tmp_path / "run", CRUXEVAL_PATH=str(missing))
+    assert done.returncode == 2 and f"not found at {missing}" in done.stderr
+    assert not (tmp_path / "run" / "synth").exists()
+    assert (REPO / "tracegen" / "cruxeval" / "cruxeval.jsonl").is_file()

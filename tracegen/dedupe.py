@@ -7,8 +7,8 @@ appearance). Attribute names, constants and names the program does not bind (bui
 ``len``) are kept, so two programs normalize alike exactly when they differ only in naming,
 formatting, comments or docstrings.
 
-`CruxEvalGuard` holds the normalized functions of CruxEval (``cruxeval.jsonl``; by default
-``<repo root>/../shared/cruxeval/cruxeval.jsonl``, or ``$CRUXEVAL_PATH``) and says whether any
+`CruxEvalGuard` holds the normalized functions of CruxEval (``cruxeval.jsonl``; by default the copy
+shipped in this package, ``tracegen/cruxeval/cruxeval.jsonl``, or ``$CRUXEVAL_PATH``) and says whether any
 function of a program is one of them. `Deduper` remembers the programs seen so far.
 """
 from __future__ import annotations
@@ -19,14 +19,14 @@ import json
 import os
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 CRUXEVAL_ENV = "CRUXEVAL_PATH"
+BUNDLED_CRUXEVAL = Path(__file__).resolve().parent / "cruxeval" / "cruxeval.jsonl"  # package data (MIT, LICENSE beside it)
 
 
 def default_cruxeval_path() -> Path:
-    """``$CRUXEVAL_PATH`` if set, else ``<repo root>/../shared/cruxeval/cruxeval.jsonl``."""
+    """``$CRUXEVAL_PATH`` if set, else the CruxEval problems shipped with this package."""
     env = os.environ.get(CRUXEVAL_ENV)
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "cruxeval" / "cruxeval.jsonl"
+    return Path(env) if env else BUNDLED_CRUXEVAL
 
 
 class _BoundNames(ast.NodeVisitor):
@@ -181,7 +181,7 @@ class CruxEvalGuard:
         if not self.path.is_file():
             raise FileNotFoundError(
                 f"CruxEval file not found at {self.path}; set ${CRUXEVAL_ENV} or pass its path "
-                "(it is expected at ../shared/cruxeval/cruxeval.jsonl beside the repository)"
+                f"(the package ships a copy at {BUNDLED_CRUXEVAL})"
             )
         self.keys: set[str] = set()
         self.count = 0

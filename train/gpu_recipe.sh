@@ -5,7 +5,7 @@
 #   GPU_RECIPE_TINY=1 bash train/gpu_recipe.sh OUT   # the same steps on the CPU with tiny data (tests)
 #
 # Reads only what the repository carries (no network): the CruxEval file that synth keeps out of the
-# data is taken from $CRUXEVAL_PATH, ../shared/cruxeval/ or ./shared/cruxeval/. Writes:
+# data is $CRUXEVAL_PATH, else the copy the repository carries (tracegen/cruxeval/cruxeval.jsonl). Writes:
 #   OUT/synth/    trajectory shards          OUT/data/   packed sequences + tokenizer
 #   OUT/model/    the Hugging Face checkpoint, with metrics.jsonl and training_summary.json
 #   OUT/recipe.log  what each phase took
@@ -55,12 +55,8 @@ fi
 if [ "$DEVICE" = "cuda" ] && ! "$PYTHON" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"; then
   echo "error: no CUDA device visible to torch; run with GPU_RECIPE_TINY=1 for the CPU variant" >&2; exit 2
 fi
-if [ -z "${CRUXEVAL_PATH:-}" ]; then
-  for candidate in "$REPO/../shared/cruxeval/cruxeval.jsonl" "$REPO/shared/cruxeval/cruxeval.jsonl"; do
-    if [ -f "$candidate" ]; then export CRUXEVAL_PATH="$candidate"; break; fi
-  done
-fi
-[ -f "${CRUXEVAL_PATH:-/nonexistent}" ] || { echo "error: cruxeval.jsonl not found (set CRUXEVAL_PATH, or carry shared/cruxeval/)" >&2; exit 2; }
+export CRUXEVAL_PATH="${CRUXEVAL_PATH:-$REPO/tracegen/cruxeval/cruxeval.jsonl}"
+[ -f "$CRUXEVAL_PATH" ] || { echo "error: cruxeval.jsonl not found at $CRUXEVAL_PATH (set CRUXEVAL_PATH to a CruxEval JSON-lines file)" >&2; exit 2; }
 say "python=$PYTHON device=$DEVICE workers=$WORKERS preset=${MODEL_CONFIG:-$PRESET} seq_len=$SEQ_LEN wall=${WALL_MIN}min"
 
 # ---- 1. data: synth for SYNTH_S seconds (finished shards are kept when the time runs out) ----
