@@ -231,7 +231,25 @@ class DapHandler:
         except LaunchError as exc:
             await self.output(f"neural debugger: {exc}\n", "stderr")
             raise
+        self._warn_outside(self.run)
         self.emit("initialized")
+
+    def _warn_outside(self, run: _Run) -> None:
+        """One Debug Console warning naming what the program reads from outside itself (adapter.outside_inputs)."""
+        from adapter.outside_inputs import describe, find_outside
+        from model.user_modules import collect_user_modules
+
+        found = find_outside(run.program.source)
+        modules = collect_user_modules(run.program.source, run.program.path)
+        for rel, text in modules.sources.items():
+            found += find_outside(text, rel)
+        text = describe(found)
+        if text is None:
+            return
+        if run.config.backend == "oracle":
+            text = text.replace("the model predicts this program from its source alone and cannot know",
+                                "the oracle runs this program once for real (empty stdin); a model would not know", 1)
+        self.note(text)
 
     async def _open(self, arguments: Any) -> _Run:
         config = parse_config(arguments)

@@ -151,6 +151,19 @@ def probe_vllm(url: str, timeout: float) -> None:
         raise LaunchError(f"{target} did not answer with JSON: is {url} a vLLM server?") from None
 
 
+def check_model_arguments(config: LaunchConfig) -> None:
+    """A model backend predicts from the source alone: LaunchError for ``args`` it cannot use.
+
+    The model was never shown command-line arguments, so a program reading ``sys.argv`` would get
+    a silent guess; the launch is refused instead (the oracle backend passes them for real).
+    """
+    if config.args:
+        shown = " ".join(config.args)
+        raise LaunchError(f'"args" ({shown[:80]}) cannot be given to the {config.backend} backend: the model predicts '
+                          "the program from its source alone and does not read command-line arguments. Remove \"args\" "
+                          "(write the values into the program), or use \"backend\": \"oracle\" to run it for real")
+
+
 def open_session(config: LaunchConfig, program: Program) -> DebugSession:
     """Build the session for ``config.backend``; slow (loads a model): call it from a worker thread."""
     if config.backend == "oracle":
@@ -159,9 +172,11 @@ def open_session(config: LaunchConfig, program: Program) -> DebugSession:
         except ImportError as exc:
             raise LaunchError(f"the oracle backend is not available in this installation: {exc}") from None
         try:
-            return OracleDebugger(program.source, path=str(program.path), args=list(config.args))
+            cwd = str(Path(config.cwd).expanduser().resolve()) if config.cwd else str(program.path.parent)
+            return OracleDebugger(program.source, path=str(program.path), args=list(config.args), cwd=cwd)
         except SessionError as exc:
             raise LaunchError(f"the oracle could not record {program.path}: {exc}") from None
+    check_model_arguments(config)
     if config.backend == "vllm":
         if not config.vllm_url:
             raise LaunchError('backend "vllm" needs "vllmUrl" (e.g. http://127.0.0.1:8000)')

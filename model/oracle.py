@@ -20,10 +20,12 @@ class OracleDebugger:
     (so imports of sibling files work), else it runs `program` from a temporary folder.
     """
 
-    def __init__(self, program: str, path: str | None = None, *, breakpoints: list[int] | None = None, args: list[str] | None = None) -> None:
+    def __init__(self, program: str, path: str | None = None, *, breakpoints: list[int] | None = None, args: list[str] | None = None,
+                 cwd: str | None = None) -> None:
         self.program = program
         self.path = path
         self.args = list(args or [])
+        self.cwd = cwd  # the program's working directory (None: a fresh temporary one)
         self._breakpoints: list[int] = sorted(set(breakpoints or []))
         self._trace = None
         self._replays: list = []  # a ReplaySession per stop, forked, so stepping back is exact
@@ -114,9 +116,9 @@ class OracleDebugger:
 
         try:
             if self.path and Path(self.path).is_file() and read_source(self.path, errors="replace") == self.program:
-                self._trace = record_program(path=self.path, args=self.args)
+                self._trace = record_program(path=self.path, args=self.args, cwd=self.cwd)
             else:
-                self._trace = record_program(self.program, args=self.args)
+                self._trace = record_program(self.program, args=self.args, cwd=self.cwd)
         except (RecordError, OSError, ValueError) as exc:
             raise SessionError(f"the oracle could not record the program: {exc}") from None
         return self._trace
