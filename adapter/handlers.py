@@ -101,6 +101,11 @@ class DapHandler:
         self.rules: dict[str, dict[int, BreakpointRule]] = {}  # source path -> line -> condition/hit count/log message
         self.exception_filters: set[str] = {"uncaught"}
         self.variables = VariableStore()
+        # Frame ids are new at every stop (as debugpy's are): frames of stop k are
+        # frame_base+1..frame_base+n. VS Code keeps a stop's lazily loaded rows (and a "Load More
+        # Stack Frames" link) when the next stop's frames compare equal by id, name and line.
+        self.frame_base = 0
+        self.frames_shown = 0
         self.closed = False  # True after disconnect: the connection should end
         self.line_base = 1  # the client's first line and column: 1, or 0 when initialize says linesStartAt1: false
         self.uri_paths = False  # initialize said pathFormat "uri": source paths travel as file:// URIs
@@ -188,7 +193,7 @@ class DapHandler:
     def _frame_index(self, state: State, frame_id: int | None) -> int:
         if frame_id is None:
             return 0
-        index = frame_id - 1
+        index = frame_id - 1 - self.frame_base
         if not 0 <= index < len(state.frames):
             raise RequestError(f"unknown frameId {frame_id}: the program has moved on")
         return index
@@ -386,7 +391,7 @@ class DapHandler:
             frame = state.frames[index]
             path = Path(frame.file) if frame.file else run.program.path
             frames.append(
-                {"id": index + 1, "name": frame.name, "line": self._line_out(frame.line), "column": self.column_base,
+                {"id": self.frame_base + index + 1, "name": frame.name, "line": self._line_out(frame.line), "column": self.column_base,
                  "source": {"name": path.name, "path": path_to_client(path, self.uri_paths)}}
             )
         return {"stackFrames": frames, "totalFrames": len(state.frames)}
@@ -600,6 +605,8 @@ class DapHandler:
     def _show(self, run: _Run, state: State, reason: str | None = None, replay: bool = False, log: str | None = None) -> None:
         """Queue the events for a new current state: output, then stopped or exited + terminated."""
         self.variables.clear()
+        self.frame_base += self.frames_shown
+        self.frames_shown = max(len(state.frames), 1)
         if not replay:
             self._forward_stdout(state)
         self._log(run, state, log)

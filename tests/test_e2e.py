@@ -65,12 +65,13 @@ def run_tapped_session(tmp_path: Path, program: Path) -> Path:
     trace = {"command": "stackTrace", "arguments": {"threadId": 1, "startFrame": 0, "levels": 1}}
     rest = {"command": "stackTrace", "arguments": {"threadId": 1, "startFrame": 1, "levels": 19}}
     step = {"command": "next", "arguments": {"threadId": 1}}
-    scopes = {"command": "scopes", "arguments": {"frameId": 1}}
+    # One frame per stop, and frame ids are new at every stop (as debugpy's): stop k's frame is k.
+    scopes = [{"command": "scopes", "arguments": {"frameId": k}} for k in (1, 2, 3)]
     bodies = [
         {"command": "initialize", "arguments": {"adapterID": "neural", "supportsVariableType": True}},
         {"command": "launch", "arguments": {"program": str(program), "backend": "oracle", "stopOnEntry": True}},
-        {"command": "configurationDone"}, trace, scopes, step, trace, scopes, step, trace, rest, scopes,
-        {"command": "evaluate", "arguments": {"expression": "x", "frameId": 1, "context": "hover"}},
+        {"command": "configurationDone"}, trace, scopes[0], step, trace, scopes[1], step, trace, rest, scopes[2],
+        {"command": "evaluate", "arguments": {"expression": "x", "frameId": 3, "context": "hover"}},
         {"command": "disconnect", "arguments": {}},
     ]
     requests = [dict(body, seq=seq, type="request") for seq, body in enumerate(bodies, 1)]
@@ -99,6 +100,17 @@ def test_tap_log_reads_back_what_the_adapter_sent(tapped: Path) -> None:
     # the variables of the Locals scope were not asked for: a scope with variables stays unknown
     assert last.locals is None
     assert session.stops[0].locals == {}  # an empty Locals scope needs no variables request
+
+
+def test_frame_ids_are_new_at_every_stop(tapped: Path) -> None:
+    """VS Code keeps stale Call Stack rows (and "Load More Stack Frames") when a stop reuses frame ids."""
+    entries = read_log(tapped)
+    ids = [f["id"] for e in entries if e["dir"] == "out" and e["msg"].get("command") == "stackTrace"
+           for f in (e["msg"].get("body") or {}).get("stackFrames", [])]
+    assert ids == [1, 2, 3]
+    totals = [e["msg"]["body"]["totalFrames"] for e in entries if e["dir"] == "out" and e["msg"].get("command") == "stackTrace"]
+    assert totals == [1, 1, 1, 1]
+    assert not adapter_session(entries).failed_requests
 
 
 def test_a_reply_logged_before_its_request_still_pairs_with_it(tapped: Path) -> None:

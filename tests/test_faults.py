@@ -263,13 +263,14 @@ def test_huge_and_raising_reprs(adapter, tmp_path):
             c.ok("next", {"threadId": 1})
         frames = c.ok("stackTrace", {"threadId": 1})["stackFrames"]
         assert frames[0]["line"] == 18, frames
-        scopes = c.ok("scopes", {"frameId": 1})["scopes"]
+        top = frames[0]["id"]
+        scopes = c.ok("scopes", {"frameId": top})["scopes"]
         values = {v["name"]: v["value"] for v in c.ok("variables", {"variablesReference": scopes[0]["variablesReference"]})["variables"]}
         assert set(values) >= {"bad", "big", "deep", "text", "nested"}, values
         for name in ("big", "text"):
             assert 0 < len(values[name]) <= 100_000, (name, len(values[name]))
         assert "Raises" in values["bad"] and "Recursive" in values["deep"], values
-        assert values["nested"].startswith("[[") and c.ok("evaluate", {"expression": "nested[0]", "frameId": 1})["result"] == values["nested"][1:-1]
-        assert len(c.ok("evaluate", {"expression": "big", "frameId": 1})["result"]) <= 100_000
+        assert values["nested"].startswith("[[") and c.ok("evaluate", {"expression": "nested[0]", "frameId": top})["result"] == values["nested"][1:-1]
+        assert len(c.ok("evaluate", {"expression": "big", "frameId": top})["result"]) <= 100_000
         c.ok("continue", {"threadId": 1})
         assert c.wait_event("exited")["body"]["exitCode"] == 0

@@ -202,11 +202,12 @@ def test_evaluate_never_runs_code(oracle_adapter, tmp_path, template):
         c.ok("configurationDone")
         c.ok("next", {"threadId": 1})
         c.ok("next", {"threadId": 1})
+        top = c.ok("stackTrace", {"threadId": 1})["stackFrames"][0]["id"]
         for context in ("repl", "watch", "hover"):
-            reply = c.request("evaluate", {"expression": template.format(marker=marker), "frameId": 1, "context": context})
+            reply = c.request("evaluate", {"expression": template.format(marker=marker), "frameId": top, "context": context})
             assert not reply["success"], reply
             assert "never runs code" in reply["message"] or "not" in reply["message"], reply["message"]
-        assert c.ok("evaluate", {"expression": "y[0]", "frameId": 1})["result"] == "1"
+        assert c.ok("evaluate", {"expression": "y[0]", "frameId": top})["result"] == "1"
     assert not marker.exists()
 
 
