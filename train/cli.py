@@ -24,6 +24,10 @@ def train(
     grad_accum: int = typer.Option(1, help="micro-batches per optimizer step"),
     lr: float | None = typer.Option(None, help="peak learning rate (default by preset; 1e-4 when fine-tuning)"),
     warmup: int | None = typer.Option(None, help="warmup steps (default 5% of the run, at most 200)"),
+    optimizer: str = typer.Option("adamw", help="adamw | muon (Muon on the hidden matrices, AdamW at --lr on embeddings, head, norms)"),
+    muon_lr: float | None = typer.Option(None, help="Muon's peak learning rate (default 0.02), scheduled like --lr"),
+    schedule: str = typer.Option("cosine", help="cosine (warmup + cosine) | wsd (warmup-stable-decay: constant, then linear decay)"),
+    decay_fraction: float = typer.Option(0.2, help="wsd: decay over this last fraction of the steps, or of the time budget"),
     weight_decay: float = typer.Option(0.1),
     grad_clip: float = typer.Option(1.0),
     eval_every: int = typer.Option(250, help="steps between held-out evaluations"),
@@ -52,6 +56,7 @@ def train(
         cfg = TrainConfig(
             data=data, out=out, preset=preset, config_file=config, init_from=init_from, steps=steps, time_budget_min=time_budget,
             stop_after=stop_after, resume=resume, overwrite=overwrite, micro_batch=batch, grad_accum=grad_accum, lr=lr, warmup=warmup,
+            optimizer=optimizer, muon_lr=muon_lr, schedule=schedule, decay_fraction=decay_fraction,
             weight_decay=weight_decay, grad_clip=grad_clip, eval_every=eval_every, eval_sequences=eval_sequences,
             eval_states=eval_states, save_every=save_every, log_every=log_every, seed=seed, device=device, compile=compile,
             precision=precision, threads=threads, peak_tflops=peak_tflops, save_dtype=save_dtype, seq_len=seq_len, mask=mask,

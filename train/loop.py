@@ -1,4 +1,4 @@
-"""The training loop: AdamW, warmup + cosine, gradient accumulation and clipping, held-out evaluation,
+"""The training loop: AdamW or Muon + AdamW, warmup + cosine or warmup-stable-decay, gradient accumulation and clipping, held-out evaluation,
 checkpoint and resume, a live progress bar, JSONL metrics; CPU, one GPU, or several under torchrun.
 
 `train(TrainConfig(...))` is the whole run; `train/cli.py` only maps options onto `TrainConfig`.
@@ -20,7 +20,8 @@ from pydantic import BaseModel, Field
 
 from train import checkpoint, distributed, metrics
 from train.manifest import Manifest, MaskMode
-from train.schedule import SequenceOrder, lr_at, warmup_steps
+from train.optim import OptimizerKind, build_optimizer
+from train.schedule import ScheduleKind, SequenceOrder, lr_factor, warmup_steps, wsd_decay_due
 
 DEFAULT_LR = {"tiny": 2e-3, "small": 1e-3, "base": 6e-4, "large": 4e-4}
 FINETUNE_LR = 1e-4
@@ -42,6 +43,10 @@ class TrainConfig(BaseModel):
     micro_batch: int = Field(default=4, gt=0)
     grad_accum: int = Field(default=1, gt=0)
     lr: float | None = Field(default=None, gt=0)
+    optimizer: OptimizerKind = "adamw"  # muon: Muon on the hidden matrices, AdamW (at `lr`) on the rest
+    muon_lr: float | None = Field(default=None, gt=0)  # Muon's peak lr (default train.optim.DEFAULT_MUON_LR)
+    schedule: ScheduleKind = "cosine"  # wsd: warmup, constant, then linear decay over the last decay_fraction
+    decay_fraction: float = Field(default=0.2, gt=0, le=1)  # of the steps, or of the time budget when there is one
     min_lr_ratio: float = Field(default=0.1, ge=0, le=1)
     warmup: int | None = None
     weight_decay: float = 0.1
@@ -80,6 +85,7 @@ class RunState(BaseModel):
     elapsed_s: float = 0.0  # training wall time over all runs so far
     best_heldout_loss: float | None = None
     warmup: int | None = None  # fixed once the run is past it
+    decay_start: int | None = None  # wsd: the step its decay began (fixed once reached)
 
 
 class _Stop:
@@ -159,14 +165,9 @@ def _set_rng_state(state: dict[str, Any]) -> None:
 
 
 def _optimizer(model: Any, cfg: TrainConfig, lr: float, cuda: bool) -> Any:
-    """AdamW; no weight decay on norms and biases (1-D tensors); fused on CUDA."""
-    import torch
-
-    params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.dim() >= 2]
-    no_decay = [p for p in params if p.dim() < 2]
-    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=lr, betas=(cfg.beta1, cfg.beta2), fused=cuda or None)
+    """AdamW (no weight decay on norms and biases; fused on CUDA), or Muon + AdamW (`train.optim`)."""
+    return build_optimizer(model, cfg.optimizer, lr=lr, muon_lr=cfg.muon_lr, weight_decay=cfg.weight_decay,
+                           betas=(cfg.beta1, cfg.beta2), fused=cuda)  # fmt: skip
 
 
 def _prepare(cfg: TrainConfig, info: distributed.DistInfo) -> tuple[Any, Path, RunState, dict[str, Any] | None]:
@@ -380,6 +381,19 @@ class Trainer:
         if rs.warmup is not None and rs.step < rs.warmup:
             rs.warmup = max(rs.step, warmup_steps(rs.total_steps, cfg.warmup))
 
+    def _set_lr(self) -> float:
+        """Set every parameter group's lr to its peak times the schedule's factor at this step; the AdamW lr."""
+        cfg, rs = self.cfg, self.run_state
+        if cfg.schedule == "wsd" and rs.decay_start is None:
+            budget_s = cfg.time_budget_min * 60 if cfg.time_budget_min is not None else None
+            remaining_s = budget_s - rs.elapsed_s if budget_s is not None else None
+            if wsd_decay_due(rs.step, rs.total_steps, cfg.decay_fraction, remaining_s=remaining_s, budget_s=budget_s):
+                rs.decay_start = max(rs.step, rs.warmup or 0)
+        factor = lr_factor(cfg.schedule, rs.step, rs.total_steps, rs.warmup or 0, cfg.min_lr_ratio, rs.decay_start)
+        for group in self.optimizer.param_groups:
+            group["lr"] = group.get("peak_lr", self.peak_lr) * factor
+        return self.peak_lr * factor
+
     def _done(self) -> bool:
         cfg, rs = self.cfg, self.run_state
         over = rs.step >= rs.total_steps or (cfg.steps is not None and rs.step >= cfg.steps)
@@ -401,9 +415,7 @@ class Trainer:
         window_t, window_tokens = time.perf_counter(), 0
         last_eval: dict[str, Any] = {}
         while not self._done():
-            lr = lr_at(rs.step, rs.total_steps, self.peak_lr, rs.warmup or 0, cfg.min_lr_ratio)
-            for group in self.optimizer.param_groups:
-                group["lr"] = lr
+            lr = self._set_lr()
             loss = distributed.all_reduce_mean(self._train_step(), self.info)
             rs.step += 1
             steps_this_run += 1
@@ -514,7 +526,7 @@ def saved_lr(saved: dict[str, Any] | None) -> float | None:
 
 
 # Fields that shape the optimization: a resumed run keeps the saved values of these.
-RESUME_KEEPS = ("micro_batch", "grad_accum", "lr", "min_lr_ratio", "warmup", "weight_decay", "beta1", "beta2", "grad_clip",
+RESUME_KEEPS = ("micro_batch", "grad_accum", "lr", "optimizer", "muon_lr", "schedule", "decay_fraction", "min_lr_ratio", "warmup", "weight_decay", "beta1", "beta2", "grad_clip",
                 "seed", "save_dtype", "preset", "config_file", "init_from", "seq_len", "mask", "heldout_fraction")
 
 
