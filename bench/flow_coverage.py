@@ -1,0 +1,139 @@
+"""Does static control flow (`model.flow`) contain every real next stop? And how small is the set?
+
+Records programs with tracegen's fast recorder (which reproduces debugpy's stops), walks seeded
+action scripts (the training policies, `tracegen.sampling.sample_forward`, plus one all-stepIn and
+one all-next script per program) and checks, for every forward step, that the recorded stop lies in
+`model.flow.next_locations(...)` (the superset property). Reports the miss rate and, for `step`
+stops, the mean number of lines the top frame may stop on next to the program's executable lines.
+
+    .venv/bin/python -m bench.flow_coverage --synth 500 --seed 0 [--examples examples tests/programs] [--show 10]
+"""
+from __future__ import annotations
+
+import argparse
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from model.flow import next_locations, program_flow, FlowUnavailable
+from protocol.debugger import Action, ActionKind, State, StopReason
+
+
+@dataclass
+class Coverage:
+    programs: int = 0
+    skipped: int = 0  # could not be recorded
+    unconstrained_programs: int = 0
+    steps: int = 0
+    misses: list[dict] = field(default_factory=list)
+    by_action: Counter = field(default_factory=Counter)
+    miss_by_action: Counter = field(default_factory=Counter)
+    allowed_lines: int = 0  # sum over step stops of the allowed top lines
+    constrained_steps: int = 0  # step stops with a finite allowed set
+    executable_lines: int = 0  # sum over the same stops of the program's executable lines
+    unconstrained_steps: int = 0
+
+    @property
+    def miss_rate(self) -> float:
+        return len(self.misses) / max(1, self.steps)
+
+    def line(self) -> str:
+        mean_allowed = self.allowed_lines / max(1, self.constrained_steps)
+        mean_lines = self.executable_lines / max(1, self.constrained_steps)
+        per_action = ", ".join(f"{k} {self.miss_by_action[k]}/{n}" for k, n in sorted(self.by_action.items()))
+        return (f"{self.programs} programs ({self.skipped} not recordable, {self.unconstrained_programs} not analysable), "
+                f"{self.steps} forward steps, misses {len(self.misses)} ({100 * self.miss_rate:.3f}%) [{per_action}]; "
+                f"step stops: {self.constrained_steps} constrained, {self.unconstrained_steps} unconstrained; "
+                f"mean allowed top lines {mean_allowed:.2f} vs {mean_lines:.1f} executable lines")  # fmt: skip
+
+
+def scripts_for(trace, rng: random.Random, per_program: int, max_steps: int) -> Iterable[tuple[list[int], list[State], list[Action]]]:  # noqa: ANN001
+    """(breakpoints, states, actions) of seeded policy scripts and one all-stepIn and one all-next script."""
+    from tracegen.fast import replay_to_end
+    from tracegen.sampling import sample_forward
+
+    for _ in range(per_program):
+        traj = sample_forward(trace, rng, max_steps)
+        yield list(traj.breakpoints), traj.states, [s.action for s in traj.steps]
+    for kind in (ActionKind.STEP_INTO, ActionKind.STEP_OVER):
+        actions = [Action(kind=kind)] * max_steps
+        states = replay_to_end(trace, actions[:max_steps])
+        yield [], states[: max_steps + 1], actions
+
+
+def check_program(source: str, rng: random.Random, cov: Coverage, *, per_program: int = 6, max_steps: int = 40, name: str = "") -> None:
+    from tracegen.fast import RecordError, record_program
+
+    try:
+        trace = record_program(source)
+    except (RecordError, OSError, ValueError):
+        cov.skipped += 1
+        return
+    if not trace.events:
+        cov.skipped += 1
+        return
+    cov.programs += 1
+    try:
+        program_flow(source)
+    except FlowUnavailable:
+        cov.unconstrained_programs += 1
+    executable = len(trace.code_lines)
+    for breakpoints, states, actions in scripts_for(trace, rng, per_program, max_steps):
+        for previous, action, state in zip(states, actions, states[1:]):
+            flow = next_locations(source, previous, action, breakpoints)
+            cov.steps += 1
+            cov.by_action[action.kind.value] += 1
+            if not flow.allows(previous, state):
+                cov.miss_by_action[action.kind.value] += 1
+                cov.misses.append({"program": name, "source": source, "action": str(action), "breakpoints": breakpoints,
+                                   "previous": [(f.name, f.line) for f in previous.frames], "reason": state.reason.value,
+                                   "next": [(f.name, f.line) for f in state.frames], "flow": flow})  # fmt: skip
+            if state.reason is StopReason.STEP:
+                allowed = flow.top_lines(StopReason.STEP)
+                if allowed is None:
+                    cov.unconstrained_steps += 1
+                else:
+                    cov.constrained_steps += 1
+                    cov.allowed_lines += len(allowed)
+                    cov.executable_lines += executable
+
+
+def synth_sources(count: int, seed: int) -> list[tuple[str, str]]:
+    from tracegen.synth import generate_program
+
+    rng = random.Random(seed)
+    return [(f"synth-{seed}-{i}", generate_program(rng).source) for i in range(count)]
+
+
+def file_sources(folders: Sequence[str]) -> list[tuple[str, str]]:
+    out = []
+    for folder in folders:
+        for path in sorted(Path(folder).rglob("*.py")):
+            out.append((str(path), path.read_text(encoding="utf-8", errors="replace")))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--synth", type=int, default=500, help="synthetic programs (tracegen.synth)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--examples", nargs="*", default=["examples", "tests/programs"], help="folders of .py programs")
+    parser.add_argument("--per-program", type=int, default=6, help="policy scripts per program")
+    parser.add_argument("--max-steps", type=int, default=40)
+    parser.add_argument("--show", type=int, default=10, help="misses to print")
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    for label, sources in (("files", file_sources(args.examples)), ("synth", synth_sources(args.synth, args.seed))):
+        cov = Coverage()
+        for name, source in sources:
+            check_program(source, rng, cov, per_program=args.per_program, max_steps=args.max_steps, name=name)
+        print(f"{label}: {cov.line()}")
+        for miss in cov.misses[: args.show]:
+            print(f"  MISS {miss['program']} {miss['action']} bps={miss['breakpoints']} {miss['previous']} -> {miss['reason']} {miss['next']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
