@@ -8,6 +8,10 @@ fields that differ marked, then a match summary (`protocol.compare.ComparisonSum
 """
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
 
@@ -16,13 +20,23 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from protocol.compare import ComparisonSummary, FieldDiff, compare_states
 from adapter.launch_config import REPO_ROOT, LaunchConfig, LaunchError, Program, default_checkpoint, load_program, open_session
+from model.paths import missing_shipped_model
+from protocol.compare import ComparisonSummary, FieldDiff, compare_states
 from protocol.debugger import Action, ActionKind, State
 
 app = typer.Typer(add_completion=False, help="Step through an example program with the shipped model, predicted vs real.")
 
-DEFAULT_PROGRAM = REPO_ROOT / "examples" / "demo.py"
+# examples/ of a checkout, else the copy an installed package carries as adapter/examples/ (setup.py puts it there)
+EXAMPLE_FOLDERS = (REPO_ROOT / "examples", Path(__file__).resolve().parent / "examples")
+
+
+def default_program() -> Path:
+    """examples/demo.py: the checkout's, else the installed package's (the first that exists)."""
+    return next((f / "demo.py" for f in EXAMPLE_FOLDERS if (f / "demo.py").is_file()), EXAMPLE_FOLDERS[0] / "demo.py")
+
+
+DEFAULT_PROGRAM = default_program()
 DEFAULT_ACTIONS = "next,next,next,next,stepIn,stepIn,next,stepIn,stepIn,stepOut,next,next,stepOut,next,continue"
 
 
@@ -59,7 +73,7 @@ def _open_predicted(program: Program, model: Optional[Path], console: Console) -
         return open_session(config, program), "neural"
     if model is not None:
         raise LaunchError(f"model folder not found or not a checkpoint: {model}")
-    console.print(f"[yellow]No trained model at {checkpoint} yet: the predicted column comes from the oracle backend "
+    console.print(f"[yellow]No model: {missing_shipped_model()}. The predicted column comes from the oracle backend "
                   "(the fast recorder), so it shows what the model is trained to reproduce.[/]")
     return open_session(LaunchConfig(program=str(program.path), backend="oracle"), program), "oracle"
 
@@ -73,6 +87,24 @@ def demo(
 ) -> None:
     """Step through PROGRAM with the neural debugger and with debugpy, side by side."""
     console = Console()
+    with _outside_the_package(program) as path:
+        _run(console, path, model, actions, breakpoints)
+
+
+@contextmanager
+def _outside_the_package(program: Path) -> Iterator[Path]:
+    """The program, or a temporary copy of an example shipped inside the installed package: debugpy
+    treats files under site-packages as library code and never stops in them (justMyCode)."""
+    if not program.resolve().is_relative_to(EXAMPLE_FOLDERS[1].resolve()):
+        yield program
+        return
+    with tempfile.TemporaryDirectory(prefix="neural-debugger-demo-") as folder:
+        copy = Path(folder) / program.name
+        shutil.copyfile(program, copy)
+        yield copy
+
+
+def _run(console: Console, program: Path, model: Optional[Path], actions: str, breakpoints: str) -> None:
     try:
         script = [Action.parse(a) for a in actions.split(",") if a.strip()]
         lines = [int(b) for b in breakpoints.split(",") if b.strip()]

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from adapter.client_paths import path_from_client
+from model import paths
 from model.session_api import DebugSession, SessionError
 from protocol.dap import NeuralLaunchArguments
 from protocol.source_text import read_source
@@ -114,22 +115,19 @@ def check_syntax(source: str, filename: str) -> None:
 
 
 def default_checkpoint() -> Path:
-    """The shipped model folder (model.paths.DEFAULT_CHECKPOINT, else checkpoints/default)."""
-    try:
-        from model.paths import DEFAULT_CHECKPOINT
-    except ImportError:
-        return REPO_ROOT / "checkpoints" / "default"
-    return Path(DEFAULT_CHECKPOINT)
+    """The shipped model folder: a checkout's checkpoints/default, else the installed package's copy."""
+    return paths.default_checkpoint()
 
 
 def resolve_model(config: LaunchConfig) -> Path:
     """The checkpoint folder to load; LaunchError when it does not exist or is not a checkpoint."""
+    if not config.model and not (default_checkpoint() / "config.json").is_file():
+        raise LaunchError(paths.missing_shipped_model())
     path = Path(config.model).expanduser() if config.model else default_checkpoint()
     if not path.is_absolute() and config.cwd:
         path = Path(config.cwd).expanduser() / path
     if not path.exists():
-        hint = "" if config.model else " (the shipped model has not been trained yet: train one, or use \"backend\": \"oracle\")"
-        raise LaunchError(f"model folder not found: {path}{hint}")
+        raise LaunchError(f"model folder not found: {path}")
     if not path.is_dir():
         raise LaunchError(f"model must be a checkpoint folder, not a file: {path}")
     if not (path / "config.json").is_file():

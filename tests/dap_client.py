@@ -56,9 +56,11 @@ class DapTestClient:
         return cls(lambda: sock.recv(65536), sock.sendall, lambda: _close_socket(sock), timeout)
 
     @classmethod
-    def stdio(cls, *extra: str, timeout: float = 30.0) -> "DapTestClient":
-        proc = subprocess.Popen(adapter_command(*extra), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, cwd=REPO)
+    def stdio(cls, *extra: str, timeout: float = 30.0, command: list[str] | None = None,
+              cwd: Path | None = None) -> "DapTestClient":
+        """A `neural-debugger dap` child (or `command`, e.g. another installation's) started in `cwd` (the repository)."""
+        proc = subprocess.Popen(command or adapter_command(*extra), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=cwd or REPO)
         client = cls(lambda: os.read(proc.stdout.fileno(), 65536), lambda b: (proc.stdin.write(b), proc.stdin.flush()),
                      lambda: _close_process(proc), timeout)
         client.process = proc  # type: ignore[attr-defined]
