@@ -55,29 +55,42 @@ def neural_run(checkpoint: Path, program: Path, steps: int, max_state_tokens: in
     return {"times": times, "prefill": prefills, "prompt": prompts}
 
 
-def teacher_forced_run(checkpoint: Path, program: Path, steps: int) -> dict:
+def teacher_forced_run(checkpoint: Path, program: Path, steps: int, source: str | None = None, backend: object = None,
+                       start_line: int | None = None) -> dict:
     """Per step: prefill the new tokens and decode as many tokens as the TRUE next state has.
 
     The history is the real one (from the oracle), so this is the latency a model that predicts
     every state right would have, whatever the checkpoint's quality (the constraint is off).
+    `source`: the program's text (default: read from `program`); `backend`: an already loaded
+    model to share between runs (its cache is reset first), else the checkpoint is loaded here.
+    `start_line`: start at the first stop on that line (a breakpoint) instead of the entry.
     """
     from model import language as lang
     from model.oracle import OracleDebugger
     from model.session import NeuralDebugger
 
-    source = program.read_text()
-    session = NeuralDebugger.from_checkpoint(checkpoint, source, str(program))
+    source = program.read_text() if source is None else source
+    if backend is None:
+        session = NeuralDebugger.from_checkpoint(checkpoint, source, str(program))
+    else:
+        backend.close()  # type: ignore[attr-defined]
+        session = NeuralDebugger(backend, backend.tokenizer, source, str(program))  # type: ignore[arg-type, attr-defined]
     oracle = OracleDebugger(source, str(program))
     previous = oracle.start()
     session.start()
+    if start_line is not None:  # run (the oracle) to that line first; the session starts there
+        oracle.set_breakpoints([start_line])
+        previous = oracle.step(Action(kind=ActionKind.CONTINUE))
+        oracle.set_breakpoints([])
+        session.start_from(previous)
     times, prefills, prompts, lengths = [], [], [], []
     for _ in range(steps):
         if previous.finished:
             break
         true = oracle.step(INTO)
         target = session._encode(lang.render_state(true, previous))
+        start = time.perf_counter()  # the prompt's making (window, listing) is part of the step
         prompt = session._prompt_ids(INTO)
-        start = time.perf_counter()
         gen = session.backend.generate(prompt, max_tokens=len(target) - 1, temperature=0.0, stop_ids=[session.stop_id])
         lang.parse_state(session.tokenizer.decode(target, skip_special_tokens=False), previous, source)
         times.append((time.perf_counter() - start) * 1000)
@@ -86,8 +99,53 @@ def teacher_forced_run(checkpoint: Path, program: Path, steps: int) -> dict:
         lengths.append(len(target))
         session.append(INTO, true)
         previous = true
-    session.close()
+    if backend is None:
+        session.close()
     return {"times": times, "prefill": prefills, "prompt": prompts, "state_tokens": lengths}
+
+
+LONG_FILE_MODULE = "cmd"  # a pure-Python standard-library module of 401 lines, prepended to the short program
+
+
+def long_version(short: str, module: str = LONG_FILE_MODULE) -> str:
+    """`short` after the source of a standard-library module: the same stops, in a file ~400 lines longer.
+
+    The module's ``if __name__ == "__main__":`` block, if any, is switched off (same line numbers).
+    """
+    import sysconfig
+
+    text = (Path(sysconfig.get_paths()["stdlib"]) / f"{module}.py").read_text(encoding="utf-8")
+    for quote in ("'", '"'):
+        text = text.replace(f"if __name__ == {quote}__main__{quote}:", f"if __name__ == {quote}__not_main__{quote}:")
+    return text.rstrip("\n") + "\n\n" + short
+
+
+def file_length_run(checkpoint: Path, program: Path, steps: int, rounds: int = 3) -> dict:
+    """True-length step latency on `program` and on `long_version(program)`, interleaved in one process.
+
+    Both sessions share one loaded model; each round runs the short then the long program, so a
+    busy machine slows both alike. Two long runs: from the entry (through the module's own
+    top-level code: its class and function definitions) and from the first line of the appended
+    short program (the same stops as the short run, in a file ~400 lines longer). Returns each
+    run's step times, prompt sizes and prefilled tokens, and the line counts.
+    """
+    from model.backends.hf import HFBackend
+    from model.session import entry_state
+
+    backend = HFBackend(checkpoint)
+    short_source = program.read_text()
+    long_source = long_version(short_source)
+    offset = len(long_source.splitlines()) - len(short_source.splitlines())
+    first = entry_state(short_source).frames[0].line + offset
+    runs: dict[str, dict] = {name: {"times": [], "prompt": [], "prefill": []} for name in ("short", "long_same_stops", "long_from_entry")}
+    plan = (("short", short_source, None), ("long_same_stops", long_source, first), ("long_from_entry", long_source, None))
+    for _ in range(rounds):
+        for name, source, start_line in plan:
+            result = teacher_forced_run(checkpoint, program, steps, source=source, backend=backend, start_line=start_line)
+            for key in runs[name]:
+                runs[name][key] += result[key]
+    backend.close()
+    return {**runs, "short_lines": len(short_source.splitlines()), "long_lines": len(long_source.splitlines())}
 
 
 def debugpy_run(program: Path, steps: int) -> dict:

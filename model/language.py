@@ -31,9 +31,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from protocol.debugger import (
     Action,
@@ -48,6 +49,9 @@ from protocol.debugger import (
     Trajectory,
     normalize_repr,
 )
+
+if TYPE_CHECKING:
+    from model.listing import Listing
 
 # --- special tokens ---------------------------------------------------------------------------
 
@@ -195,19 +199,54 @@ def canonical_state(state: State, program: str) -> State:
 # --- rendering ---------------------------------------------------------------------------------
 
 
-def render_header(program: str, breakpoints: Sequence[int]) -> str:
-    """The invariant prefix: ``<|bos|>``, the numbered source listing, the session breakpoints.
+LISTING_ELIDED = LINE_SEP + "..\n"  # a run of listing lines left out (a bounded listing, `model.listing`)
+
+
+def listing_line(number: int, text: str) -> str:
+    """One listing line: ``<|line_sep|>N text`` (right-stripped, ``<|`` written ``< |``) and a newline."""
+    return f"{LINE_SEP}{number} {text.rstrip().replace('<|', '< |')}\n"
+
+
+def listing_file_header(path: str) -> str:
+    """Opens the listing section of another user file: ``<|src_sep|>"path"`` and a newline."""
+    return SRC_SEP + json_string(path) + "\n"
+
+
+def render_header(program: str, breakpoints: Sequence[int], listing: "Listing | None" = None,
+                  modules: "Mapping[str, str] | None" = None) -> str:
+    """The window's prefix: ``<|bos|>``, the numbered source listing, the session breakpoints.
 
     Blank lines are left out (their numbers are skipped); ``<|`` inside the source is written
-    ``< |`` so the listing cannot contain a special token.
+    ``< |`` so the listing cannot contain a special token. `listing` (from
+    `model.listing.choose_listing`; None: the whole program) says which lines of the program and
+    of the other user files in `modules` (path -> source) are shown.
     """
     parts = [BOS, SRC_SEP]
-    for number, text in enumerate(program_lines(program), start=1):
-        if text.strip():
-            parts.append(f"{LINE_SEP}{number} {text.rstrip().replace('<|', '< |')}\n")
+    if listing is None or listing.full:
+        for number, text in enumerate(program_lines(program), start=1):
+            if text.strip():
+                parts.append(listing_line(number, text))
+    else:
+        from model.listing import listing_text
+
+        parts.append(listing_text(listing, program, modules))
     parts.append(SRC_SEP)
-    parts.append(BREAKPOINTS + "".join(f"{LINE_SEP}{int(line)}" for line in sorted(set(breakpoints))) + "\n")
+    parts.append(render_breakpoints(breakpoints))
     return "".join(parts)
+
+
+def render_breakpoints(breakpoints: Sequence[int | tuple[str, int]]) -> str:
+    """``<|breakpoints|>`` and the session breakpoints, then a newline: the program's lines as
+    ``<|line_sep|>N``, then each other user file's as ``<|src_sep|>"path"`` and its ``<|line_sep|>N``."""
+    lines = sorted({int(b) for b in breakpoints if not isinstance(b, tuple)})
+    files: dict[str, set[int]] = {}
+    for b in breakpoints:
+        if isinstance(b, tuple):
+            files.setdefault(str(b[0]), set()).add(int(b[1]))
+    text = BREAKPOINTS + "".join(f"{LINE_SEP}{n}" for n in lines)
+    for path in sorted(files):
+        text += SRC_SEP + json_string(path) + "".join(f"{LINE_SEP}{n}" for n in sorted(files[path]))
+    return text + "\n"
 
 
 def render_action(action: Action) -> str:
@@ -292,13 +331,14 @@ def _history_states(history: Sequence[State | Step]) -> Iterator[tuple[Action | 
             raise ValueError(f"history item {index} is a State; only the first item may be one, the rest are Steps")
 
 
-def render_segments(program: str, breakpoints: Sequence[int], history: Sequence[State | Step]) -> list[Segment]:
+def render_segments(program: str, breakpoints: Sequence[int], history: Sequence[State | Step],
+                    listing: "Listing | None" = None, modules: "Mapping[str, str] | None" = None) -> list[Segment]:
     """Header, then the first state of `history` in full, then each (action, state) as deltas.
 
     The first state is given (not predicted); every later state text (ending with `STATE_END`) is
-    a predicted segment, its action a given one.
+    a predicted segment, its action a given one. `listing`, `modules`: as in `render_header`.
     """
-    segments = [Segment(render_header(program, breakpoints), predicted=False)]
+    segments = [Segment(render_header(program, breakpoints, listing, modules), predicted=False)]
     previous: State | None = None
     for action, state in _history_states(history):
         if action is not None:
@@ -323,14 +363,15 @@ def render_text(segments: Sequence[Segment]) -> str:
 
 
 def render_prompt(
-    program: str, breakpoints: Sequence[int], history: Sequence[State | Step], action: Action
+    program: str, breakpoints: Sequence[int], history: Sequence[State | Step], action: Action,
+    listing: "Listing | None" = None, modules: "Mapping[str, str] | None" = None,
 ) -> str:
     """The inference prompt: the session so far, then `action`; the model continues with the next state.
 
     Append-only: for history ``h`` and its next step ``Step(a, s)``, the prompt for
     ``h + [Step(a, s)]`` starts with ``render_prompt(h, a) + render_state(s, previous)``.
     """
-    return render_text(render_segments(program, breakpoints, history)) + render_action(action)
+    return render_text(render_segments(program, breakpoints, history, listing, modules)) + render_action(action)
 
 
 # --- windows -----------------------------------------------------------------------------------
@@ -373,27 +414,41 @@ def next_window_start(
     return last
 
 
-def render_windows(traj: Trajectory, max_tokens: int, count_tokens: Callable[[str], int]) -> list[list[Segment]]:
+def render_windows(traj: Trajectory, max_tokens: int, count_tokens: Callable[[str], int],
+                   modules: "Mapping[str, str] | None" = None) -> list[list[Segment]]:
     """A trajectory cut into windows of at most `max_tokens`, each a valid document on its own.
 
     Every window is header + a full snapshot state (given) + (action, state) pairs; each step's
-    state is predicted in exactly one window. A step too long for any window ends the trajectory
-    there (the remaining steps are dropped); a trajectory without steps gives no window. Token counts of segments add up because segment
+    state is predicted in exactly one window. The header's listing follows the session's rule
+    (`model.listing.window_listing` with the context `max_tokens`): a window keeps the previous
+    window's listing while it covers the window's first state and fits, else a new one is chosen
+    for that state; a window ends before the step whose prompt would end on a state its listing
+    does not cover (where a session changes its listing), or when the next step does not fit.
+    A step too long for any window ends the trajectory there (the remaining steps are dropped); a
+    trajectory without steps gives no window. Token counts of segments add up because segment
     boundaries fall next to special tokens.
     """
-    header = render_header(traj.program, traj.breakpoints)
-    header_cost = count_tokens(header)
+    from model.listing import window_listing
+
+    if modules is None:
+        modules = getattr(traj, "modules", None) or None
     windows: list[list[Segment]] = []
     states = traj.states
     index = 0
+    listing = None
     while index < len(traj.steps):
         snapshot = states[index]
+        listing = window_listing(listing, snapshot, traj.program, max_tokens, count_tokens,
+                                 breakpoints=traj.breakpoints, modules=modules)
+        header = render_header(traj.program, traj.breakpoints, listing, modules)
         first = render_state(snapshot, None)
         segments = [Segment(header, False), Segment(first, False)]
-        used = header_cost + count_tokens(first)
+        used = count_tokens(header) + count_tokens(first)
         taken = 0
         for step in traj.steps[index:]:
             previous = states[index + taken]
+            if taken and not listing.covers(previous, traj.program, modules):
+                break
             pieces = [Segment(render_action(step.action), False), Segment(render_state(step.state, previous), True)]
             cost = sum(count_tokens(p.text) for p in pieces)
             if used + cost > max_tokens:

@@ -24,6 +24,7 @@ from typing import Any
 from model import language as lang
 from model.backends.base import Backend, BackendError, Generation
 from model.constraints import close_text, state_constraint
+from model.listing import STATE_RESERVE, Listing, window_listing
 from model.session_api import SessionError
 from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
 
@@ -119,6 +120,9 @@ class NeuralDebugger:
         self._records: list[StateRecord] = []  # [initial, then one per step]
         self._actions: list[Action] = []  # the action before records[i + 1]
         self._window = 0  # index of the record the prompt starts from
+        self._listing: Listing | None = None  # the window's source listing (model.listing); None: choose at the next prompt
+        self.modules: dict[str, str] = {}  # other user files the listing may show (path -> source)
+        self._token_counts: dict[str, int] = {}  # listing lines already counted (choose_listing asks often)
         self._inverse: list[State | Step] = []  # the inverse chain ([late state, Step(inv, earlier)...])
         self._header_ids: list[int] | None = None
         self.prefill_log: list[int | None] = []  # prompt tokens prefilled per prediction (KV-cache check)
@@ -186,6 +190,7 @@ class NeuralDebugger:
         self._records = [StateRecord(state=state, ids=self._encode(lang.render_state(state, None)))]
         self._actions = []
         self._window = 0
+        self._listing = None
         self._inverse = [state]
         return state
 
@@ -194,6 +199,7 @@ class NeuralDebugger:
         self._records = [StateRecord(state=state, ids=self._encode(lang.render_state(state, None)))]
         self._actions = []
         self._window = 0
+        self._listing = None
         self._inverse = [state]
         return state
 
@@ -202,6 +208,8 @@ class NeuralDebugger:
         if accepted != self._breakpoints:
             self._breakpoints = accepted
             self._header_ids = None
+            if self._listing is not None and not self._listing.full:
+                self._listing = None  # a bounded listing shows the breakpoints' lines: choose it again
         return accepted
 
     @property
@@ -353,28 +361,66 @@ class NeuralDebugger:
         if not chain or _chain_end(chain) != first:
             chain = [first]
         action = Action(kind=kind)
-        prompt = self._encode(lang.render_prompt(self.program, self._breakpoints, chain, action))
+        listing = window_listing(None, first, self.program, self._listing_context(), self._count,
+                                 breakpoints=self._breakpoints, modules=self.modules)
+        prompt = self._encode(lang.render_prompt(self.program, self._breakpoints, chain, action, listing, self.modules))
         if len(prompt) + self.max_state_tokens > self.max_model_len:
             chain = [first]
-            prompt = self._encode(lang.render_prompt(self.program, self._breakpoints, chain, action))
+            prompt = self._encode(lang.render_prompt(self.program, self._breakpoints, chain, action, listing, self.modules))
         record = self._generate_state(prompt, first)
         if not isinstance(record, StateRecord):
             raise SessionError(f"cannot step back further: the model's prediction of the earlier stop is not a state ({record})")
         chain.append(Step(action=action, state=record.state))
         self._inverse = chain
         record.ids = self._encode(lang.render_state(record.state, None))
-        self._records, self._actions, self._window = [record], [], 0
+        self._records, self._actions, self._window, self._listing = [record], [], 0, None
         return record.state
 
     # --------------------------------------------------------------- prompt
 
     def _prompt_ids(self, action: Action) -> list[int]:
-        """Header, the window's first state in full, then (action, state) ids, then `action`."""
+        """Header, the window's first state in full, then (action, state) ids, then `action`.
+
+        The listing (`model.listing.window_listing`) is kept while it covers the current stop, so
+        the cached prefix stays valid; a stop it does not cover starts a new window there with a
+        listing chosen for it. A prompt too long moves the window start (the listing is kept when it
+        still fits, as in `language.render_windows`).
+        """
         action_ids = self._encode(lang.render_action(action))
         budget = self.max_model_len - self.max_state_tokens
+        last = len(self._records) - 1
+        if self._listing is None or not self._listing.covers(self._records[last].state, self.program, self.modules):
+            self._start_window(last, None)
         if self._prompt_len(self._window) + len(action_ids) > budget:
-            self._window = self._choose_window(budget - len(action_ids))
+            start = self._choose_window(budget - len(action_ids))
+            if self._start_window(start, self._listing) and start != last:
+                self._start_window(last, None)  # a new listing starts its window at the stop it was chosen for
+            if self._prompt_len(self._window) + len(action_ids) > budget:
+                raise SessionError(f"the program and its current state do not fit the model's context of {self.max_model_len} tokens")
         return self._assemble(self._window) + action_ids
+
+    def _start_window(self, start: int, keep: Listing | None) -> bool:
+        """Start the window at record `start` with `keep`'s listing if it still serves, else a new one; True when the listing changed."""
+        listing = window_listing(keep, self._records[start].state, self.program, self._listing_context(), self._count,
+                                 breakpoints=self._breakpoints, modules=self.modules)
+        changed = listing != self._listing
+        if changed:
+            self._listing, self._header_ids = listing, None
+        self._window = start
+        return changed
+
+    def _listing_context(self) -> int:
+        """The context the listing rule sizes windows for: the model's, less any state budget above the rule's reserve."""
+        return self.max_model_len - max(0, self.max_state_tokens - STATE_RESERVE)
+
+    def _count(self, text: str) -> int:
+        """Tokens of `text`; listing lines (short, asked again at every new listing) are remembered."""
+        if len(text) > 400:
+            return len(self._encode(text))
+        count = self._token_counts.get(text)
+        if count is None:
+            count = self._token_counts[text] = len(self._encode(text))
+        return count
 
     def _assemble(self, start: int) -> list[int]:
         ids = list(self._header())
@@ -388,21 +434,17 @@ class NeuralDebugger:
         return len(self._assemble(start))
 
     def _choose_window(self, budget: int) -> int:
-        """The latest start leaving about a quarter of the budget free, so the window then stays put a while."""
+        """The latest start leaving about a quarter of the room after the header free, so the window then stays put a while."""
         last = len(self._records) - 1
+        header = len(self._header())
         for start in range(last, self._window - 1, -1):
-            if self._prompt_len(start) > budget * 3 // 4:
-                chosen = min(start + 1, last)
-                break
-        else:
-            chosen = self._window
-        if self._prompt_len(chosen) > budget:
-            raise SessionError(f"the program and its current state do not fit the model's context of {self.max_model_len} tokens")
-        return chosen
+            if self._prompt_len(start) > header + (budget - header) * 3 // 4:
+                return min(start + 1, last)
+        return self._window
 
     def _header(self) -> list[int]:
         if self._header_ids is None:
-            self._header_ids = self._encode(lang.render_header(self.program, self._breakpoints))
+            self._header_ids = self._encode(lang.render_header(self.program, self._breakpoints, self._listing, self.modules))
         return self._header_ids
 
     def _encode(self, text: str) -> list[int]:

@@ -1,0 +1,515 @@
+"""Which source lines the prompt shows: a listing whose size does not grow with the program.
+
+A short program is listed whole, exactly as `model.language.render_header` always did. A
+program whose listing does not fit the listing budget is shown through the code that matters at
+one stop (`choose_listing`), every line with its real number, each run of hidden lines replaced
+by one marker line ``<|line_sep|>..`` (``..`` reads as in a delta: "the rest, not written"). Other
+user files (modules given by path) appear after the program as sections, each opened by
+``<|src_sep|>"path"`` on its own line. The rule, in priority order (`line_priorities`):
+
+0. every frame's current line, with the header lines of what encloses it (the ``def``/``class``
+   lines of its scopes and the ``for``/``while``/``if``/``with``/``try`` lines around it);
+1. what the next stop can need: the next three code lines of the top frame's scope, the first
+   lines of every function the top frame's current line can call (resolved statically by name
+   through the program and its user modules; a class stands for its ``__init__``), the line after
+   each caller's current line, and the session's breakpoints;
+2. the rest of those code objects by distance from the anchor line (a line ahead counts once, a
+   line behind twice): the top frame's function (or the module lines around a module-level stop),
+   lines of functions nested in them counting four times, the callers' functions around their
+   lines (distances doubled), and the bodies of the functions
+   every line of the top frame's scope can call (a callee's line: the calling line's distance plus
+   its own distance from the callee's ``def``);
+3. docstrings and comment lines of those regions;
+4. every other line of the program, by distance from the top frame's line.
+
+Lines are taken in that order (ties: file, then line number), each one that still fits the
+budget with its markers; a line too long for what is left is passed over. `needs` is what tiers 0 and 1 hold for a stop: a listing *covers* a stop when it shows
+all of it, and only then may a session keep its listing (and its cached prefix) for that stop.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from protocol.debugger import Frame, State
+
+STATE_RESERVE = 384  # tokens a prompt leaves for the predicted state (the session's default max_state_tokens)
+HISTORY_ROOM = 64  # tokens a new window leaves for the steps after its first state
+SLACK = 8  # a bounded listing fills 7/8 of its budget, and is kept while it fits the whole budget
+NEXT_LINES = 3
+NESTED_WEIGHT = 4  # tier 2: a nested function's line counts as 4 lines of the scope's own (a class shows its outline first)  # tier 1: code lines after the top frame's line
+INIT_NAMES = ("__init__", "__new__", "__post_init__", "__call__")  # what calling a class runs
+FileKey = str | None  # None: the program; else the path of another user file (as frames carry it)
+
+
+def listing_budget(context: int, fixed_tokens: int) -> int:
+    """Tokens the listing may take in a window of a `context`-token model.
+
+    `fixed_tokens`: the rest of the window's first prompt (the header without its listing, and
+    the window's first state in full). What is left after `STATE_RESERVE` for the prediction and
+    `HISTORY_ROOM` for the steps that follow (both at most 3/8 and 1/16 of a smaller context) goes
+    to the listing: 1024 - 384 - 64 - fixed = 576 - fixed tokens for the shipped model.
+    """
+    return context - min(STATE_RESERVE, context * 3 // 8) - min(HISTORY_ROOM, context // 16) - fixed_tokens
+
+
+# --- the source index -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scope:
+    """A function or class: its name, first line (decorators included), ``def`` line, last line, parent."""
+
+    name: str
+    start: int
+    head: int
+    end: int
+    body: int  # the first statement of its body (after a docstring when there is more)
+    is_class: bool
+    parent: int | None
+
+
+@dataclass
+class SourceIndex:
+    """What the listing rule knows of one file: lines, scopes, headers and calls by line."""
+
+    lines: list[str]
+    code: list[int]  # non-blank line numbers, ascending: the lines a full listing writes
+    scopes: list[Scope] = field(default_factory=list)
+    scope_of: dict[int, int] = field(default_factory=dict)  # line -> innermost scope (absent: module level)
+    headers: dict[int, tuple[int, ...]] = field(default_factory=dict)  # line -> enclosing header lines
+    calls: dict[int, tuple[str, ...]] = field(default_factory=dict)  # line -> names called on it
+    quiet: frozenset[int] = frozenset()  # docstring and comment lines
+
+    def scope_at(self, line: int) -> int | None:
+        return self.scope_of.get(line)
+
+    def frame_scope(self, name: str, line: int) -> int | None:
+        """The scope a frame called `name` stopped at `line` runs in: the innermost one of that name
+        around the line (a class body stops on its ``class`` line), else the line's own scope."""
+        best = None
+        for i, scope in enumerate(self.scopes):
+            if scope.name == name and scope.start <= line <= scope.end:
+                best = i
+        return best if best is not None else self.scope_at(line)
+
+    def region(self, scope: int | None) -> list[int]:
+        """Code lines of a scope (nested scopes included); of the module level when None."""
+        if scope is None:
+            return [line for line in self.code if line not in self.scope_of]
+        s = self.scopes[scope]
+        return self.code[bisect.bisect_left(self.code, s.start) : bisect.bisect_right(self.code, s.end)]
+
+    def next_code(self, line: int, count: int, scope: int | None = None) -> list[int]:
+        """The next `count` code lines after `line` in its scope (`scope`, default the line's own)."""
+        scope = self.scope_at(line) if scope is None else scope
+        out: list[int] = []
+        for other in self.code[bisect.bisect_right(self.code, line) :]:
+            if len(out) >= count:
+                break
+            if other in self.quiet:
+                continue
+            if self.scope_at(other) == scope:
+                out.append(other)
+            elif scope is not None and other > self.scopes[scope].end:
+                break
+        return out
+
+    def neighbours(self, line: int) -> tuple[int | None, int | None]:
+        """The code lines just before and after `line` (None at the ends)."""
+        i = bisect.bisect_left(self.code, line)
+        before = self.code[i - 1] if i > 0 else None
+        j = i + 1 if i < len(self.code) and self.code[i] == line else i
+        after = self.code[j] if j < len(self.code) else None
+        return before, after
+
+
+def _split_lines(source: str) -> list[str]:
+    from model.language import program_lines
+
+    return program_lines(source)
+
+
+@lru_cache(maxsize=64)
+def source_index(source: str) -> SourceIndex:
+    """The index of one file's source (cached; treat it as read-only). A file that does not parse
+    has no scopes: all its lines are module level."""
+    lines = _split_lines(source)
+    code = [n for n, text in enumerate(lines, start=1) if text.strip()]
+    comments = {n for n in code if lines[n - 1].lstrip().startswith("#")}
+    index = SourceIndex(lines=lines, code=code, quiet=frozenset(comments))
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return index
+    quiet = set(comments)
+    headers: dict[int, set[int]] = {}
+    calls: dict[int, set[str]] = {}
+
+    def docstring(body: list[ast.stmt]) -> None:
+        first = body[0] if body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            quiet.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+
+    def walk(node: ast.AST, parent: int | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            scope = parent
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                end = child.end_lineno or child.lineno
+                body = child.body
+                has_doc = len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant)
+                first = body[1] if has_doc else body[0]
+                docstring(body)
+                scope = len(index.scopes)
+                index.scopes.append(Scope(child.name, start, child.lineno, end, first.lineno, isinstance(child, ast.ClassDef), parent))
+                for line in range(body[0].lineno, end + 1):  # the def/class lines run in the parent scope
+                    index.scope_of[line] = scope
+                    if line > child.lineno:
+                        headers.setdefault(line, set()).add(child.lineno)
+            elif isinstance(child, (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try, ast.Match)) or (
+                type(child).__name__ == "TryStar"
+            ):
+                end = getattr(child, "end_lineno", None) or child.lineno
+                handlers = [h.lineno for h in getattr(child, "handlers", [])]
+                for line in range(child.lineno + 1, end + 1):
+                    headers.setdefault(line, set()).add(child.lineno)
+                    headers[line].update(h for h in handlers if h < line)
+            elif isinstance(child, ast.Call):
+                func = child.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                if name:
+                    for line in range(child.lineno, (child.end_lineno or child.lineno) + 1):
+                        calls.setdefault(line, set()).add(name)
+            walk(child, scope)
+
+    docstring(tree.body)
+    try:
+        walk(tree, None)
+    except RecursionError:
+        return SourceIndex(lines=lines, code=code, quiet=frozenset(comments))
+    index.quiet = frozenset(quiet)
+    index.headers = {line: tuple(sorted(h)) for line, h in headers.items()}
+    index.calls = {line: tuple(sorted(c)) for line, c in calls.items()}
+    return index
+
+
+@dataclass(frozen=True)
+class Sources:
+    """The program and the other user files the listing may show (path -> source), in a fixed order."""
+
+    program: str
+    modules: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, program: str, modules: Mapping[str, str] | None = None) -> "Sources":
+        return cls(program, tuple(sorted((modules or {}).items())))
+
+    def files(self) -> list[FileKey]:
+        return [None, *(path for path, _ in self.modules)]
+
+    def text(self, file: FileKey) -> str | None:
+        if file is None:
+            return self.program
+        for path, text in self.modules:
+            if path == file:
+                return text
+        return None
+
+    def index(self, file: FileKey) -> SourceIndex | None:
+        text = self.text(file)
+        return None if text is None else source_index(text)
+
+    def resolve(self, name: str) -> list[tuple[FileKey, Scope]]:
+        """Functions and methods called `name`, and a class's ``__init__`` (with the class line), in every file."""
+        found: list[tuple[FileKey, Scope]] = []
+        for file in self.files():
+            index = self.index(file)
+            assert index is not None
+            for i, scope in enumerate(index.scopes):
+                if scope.name != name:
+                    continue
+                found.append((file, scope))
+                if scope.is_class:
+                    found += [(file, s) for s in index.scopes if s.parent == i and s.name in INIT_NAMES]
+        return found
+
+
+# --- priorities -------------------------------------------------------------------------------
+
+Key = tuple[int, int]  # (tier, distance): smaller comes first
+
+
+class _Ranks:
+    def __init__(self) -> None:
+        self.keys: dict[tuple[FileKey, int], Key] = {}
+
+    def offer(self, file: FileKey, line: int, tier: int, distance: int, index: SourceIndex) -> None:
+        if not 1 <= line <= len(index.lines) or not index.lines[line - 1].strip():
+            return
+        if tier in (1, 2) and line in index.quiet:
+            tier = 3
+        key = (tier, distance)
+        old = self.keys.get((file, line))
+        if old is None or key < old:
+            self.keys[(file, line)] = key
+
+
+def _distance(line: int, anchor: int, weight: int = 1) -> int:
+    return weight * (line - anchor if line >= anchor else 2 * (anchor - line))
+
+
+def _user_frames(state: State, sources: Sources) -> list[tuple[Frame, SourceIndex]]:
+    """The state's frames (innermost first) whose file the listing can show."""
+    out = []
+    for frame in state.frames:
+        index = sources.index(frame.file)
+        if index is not None and 1 <= frame.line <= len(index.lines):
+            out.append((frame, index))
+    return out
+
+
+def _callees(sources: Sources, index: SourceIndex, lines: Iterable[int]) -> list[tuple[FileKey, Scope]]:
+    names = sorted({name for line in lines for name in index.calls.get(line, ())})
+    return [found for name in names for found in sources.resolve(name)]
+
+
+def _offer_stop(ranks: _Ranks, sources: Sources, state: State) -> None:
+    """Tiers 0 and 1 of a stop: its frames' lines and headers, and what the next stop can need."""
+    frames = _user_frames(state, sources)
+    for depth, (frame, index) in enumerate(frames):
+        ranks.offer(frame.file, frame.line, 0, depth, index)
+        for header in index.headers.get(frame.line, ()):
+            ranks.offer(frame.file, header, 0, depth, index)
+        scope_id = index.frame_scope(frame.name, frame.line)
+        if depth == 0:
+            for k, line in enumerate(index.next_code(frame.line, NEXT_LINES, scope_id)):
+                ranks.offer(frame.file, line, 1, k, index)
+            for file, scope in _callees(sources, index, [frame.line]):
+                callee = sources.index(file)
+                assert callee is not None
+                ranks.offer(file, scope.head, 1, 0, callee)
+                ranks.offer(file, scope.body, 1, 0, callee)
+        else:
+            for line in index.next_code(frame.line, 1, scope_id):
+                ranks.offer(frame.file, line, 1, depth, index)
+
+
+def needs(state: State, program: str, modules: Mapping[str, str] | None = None) -> set[tuple[FileKey, int]]:
+    """The lines a listing must show to serve this stop (tiers 0 and 1, breakpoints aside)."""
+    ranks = _Ranks()
+    _offer_stop(ranks, Sources.of(program, modules), state)
+    return set(ranks.keys)
+
+
+def line_priorities(state: State, program: str, breakpoints: Sequence[int] = (), modules: Mapping[str, str] | None = None) -> list[tuple[FileKey, int]]:
+    """Every line the listing may show at this stop, in the order the listing takes them (see the module doc)."""
+    sources = Sources.of(program, modules)
+    ranks = _Ranks()
+    _offer_stop(ranks, sources, state)
+    program_index = source_index(program)
+    for i, line in enumerate(sorted(set(breakpoints))):
+        ranks.offer(None, line, 1, 10 + i, program_index)
+        for header in program_index.headers.get(line, ()):
+            ranks.offer(None, header, 1, 10 + i, program_index)
+    frames = _user_frames(state, sources)
+    for depth, (frame, index) in enumerate(frames):
+        weight = 1 if depth == 0 else 2
+        scope_id = index.frame_scope(frame.name, frame.line)
+        for line in index.region(scope_id):  # lines of nested functions after the scope's own lines
+            nested = NESTED_WEIGHT if index.scope_at(line) != scope_id else 1
+            ranks.offer(frame.file, line, 2, _distance(line, frame.line, weight * nested), index)
+        if depth == 0:  # the callees of every line of the scope, by how soon that line runs
+            for calling in index.region(scope_id):
+                if index.scope_at(calling) != scope_id or calling not in index.calls:
+                    continue
+                soon = _distance(calling, frame.line)
+                for file, scope in _callees(sources, index, [calling]):
+                    callee = sources.index(file)
+                    assert callee is not None
+                    for line in callee.region(callee.scopes.index(scope)):
+                        ranks.offer(file, line, 2, soon + line - scope.head, callee)
+    top = frames[0] if frames else None
+    anchor = top[0].line if top is not None and top[0].file is None else 1
+    for line in program_index.code:
+        ranks.offer(None, line, 4, _distance(line, anchor), program_index)
+    order = {file: i for i, file in enumerate(sources.files())}
+    return sorted(ranks.keys, key=lambda fl: (ranks.keys[fl], order.get(fl[0], len(order)), fl[1]))
+
+
+# --- the listing ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The lines a prompt shows: per file (None: the program), the line numbers, ascending.
+
+    `full`: the whole program, rendered exactly as a plain header (no markers, no other file)."""
+
+    sections: tuple[tuple[FileKey, tuple[int, ...]], ...]
+    full: bool = False
+
+    def shows(self, file: FileKey, line: int) -> bool:
+        for key, lines in self.sections:
+            if key == file:
+                i = bisect.bisect_left(lines, line)
+                return i < len(lines) and lines[i] == line
+        return False
+
+    def covers(self, state: State, program: str, modules: Mapping[str, str] | None = None) -> bool:
+        """Whether this listing shows everything the stop `state` needs (`needs`)."""
+        if self.full and not modules:
+            return True
+        return all(self.shows(file, line) for file, line in needs(state, program, modules))
+
+    def line_count(self) -> int:
+        return sum(len(lines) for _, lines in self.sections)
+
+
+def full_listing(program: str) -> Listing:
+    return Listing(((None, tuple(source_index(program).code)),), full=True)
+
+
+class _Cost:
+    """Token cost of a growing selection, kept incrementally (lines, elision markers, file headers)."""
+
+    def __init__(self, sources: Sources, line_cost: Callable[[FileKey, int], int], marker: int, file_header: Callable[[FileKey], int]) -> None:
+        self.sources = sources
+        self.line_cost = line_cost
+        self.marker = marker
+        self.file_header = file_header
+        self.chosen: dict[FileKey, set[int]] = {}
+        self.runs: dict[FileKey, int] = {}
+        self.total = 0
+
+    def delta(self, file: FileKey, line: int) -> int:
+        index = self.sources.index(file)
+        assert index is not None
+        chosen = self.chosen.get(file)
+        before, after = index.neighbours(line)
+        hidden = [n is not None and (chosen is None or n not in chosen) for n in (before, after)]
+        change = 1 if all(hidden) else (-1 if not any(hidden) else 0)
+        if chosen is None:
+            return self.file_header(file) + self.line_cost(file, line) + (1 + change) * self.marker
+        return self.line_cost(file, line) + change * self.marker
+
+    def add(self, file: FileKey, line: int, cost: int) -> None:
+        chosen = self.chosen.get(file)
+        index = self.sources.index(file)
+        assert index is not None
+        before, after = index.neighbours(line)
+        hidden = [n is not None and (chosen is None or n not in chosen) for n in (before, after)]
+        change = 1 if all(hidden) else (-1 if not any(hidden) else 0)
+        self.runs[file] = self.runs.get(file, 1) + change
+        self.chosen.setdefault(file, set()).add(line)
+        self.total += cost
+
+
+def choose_listing(
+    state: State,
+    program: str,
+    budget: int,
+    count_tokens: Callable[[str], int],
+    *,
+    breakpoints: Sequence[int] = (),
+    modules: Mapping[str, str] | None = None,
+) -> Listing:
+    """The listing for a window that starts at `state`, at most `budget` tokens (`listing_text` of it).
+
+    The whole program when it fits (and nothing of another file is needed); otherwise the lines
+    of `line_priorities` in order while they fit. Deterministic in its arguments.
+    """
+    from model import language as lang
+
+    sources = Sources.of(program, modules)
+    program_index = source_index(program)
+    costs: dict[tuple[FileKey, int], int] = {}
+
+    def line_cost(file: FileKey, line: int) -> int:
+        key = (file, line)
+        if key not in costs:
+            index = sources.index(file)
+            assert index is not None
+            costs[key] = count_tokens(lang.listing_line(line, index.lines[line - 1]))
+        return costs[key]
+
+    full_cost = count_tokens(listing_text(full_listing(program), program))
+    wanted_elsewhere = bool(modules) and any(file is not None for file, _ in needs(state, program, modules))
+    if full_cost <= budget and not wanted_elsewhere:
+        return full_listing(program)
+    budget -= budget // SLACK  # room for the window's first state to grow while the listing is kept
+    cost = _Cost(sources, line_cost, count_tokens(lang.LISTING_ELIDED), lambda f: count_tokens(lang.listing_file_header(f or "")))
+    order = line_priorities(state, program, breakpoints, modules)
+    program_full = full_cost <= budget
+    if program_full:
+        for line in program_index.code:
+            cost.add(None, line, line_cost(None, line))
+        cost.total = full_cost
+        order = [fl for fl in order if fl[0] is not None]
+    smallest = min(count_tokens(lang.listing_line(1, "")), cost.marker)
+    for file, line in order:
+        if budget - cost.total < smallest:
+            break
+        step = cost.delta(file, line)
+        if cost.total + step <= budget:  # a line too long for what is left is passed over, not the end
+            cost.add(file, line, step)
+    files = sources.files()
+    sections = tuple((file, tuple(sorted(cost.chosen[file]))) for file in files if cost.chosen.get(file))
+    return Listing(sections)
+
+
+def listing_text(listing: Listing, program: str, modules: Mapping[str, str] | None = None) -> str:
+    """The listing as it goes between the two ``<|src_sep|>`` of the header."""
+    from model import language as lang
+
+    sources = Sources.of(program, modules)
+    parts: list[str] = []
+    for file, lines in listing.sections:
+        index = sources.index(file)
+        if index is None:
+            continue
+        if file is not None:
+            parts.append(lang.listing_file_header(file))
+        shown = set(lines)
+        hidden = False
+        for line in index.code:
+            if line in shown:
+                parts.append(lang.listing_line(line, index.lines[line - 1]))
+                hidden = False
+            elif not hidden:
+                parts.append(lang.LISTING_ELIDED)
+                hidden = True
+    return "".join(parts)
+
+
+NO_LISTING = Listing(())  # a header without any line: what `window_listing` counts as the fixed part
+
+
+def window_listing(
+    current: Listing | None,
+    state: State,
+    program: str,
+    context: int,
+    count_tokens: Callable[[str], int],
+    *,
+    breakpoints: Sequence[int] = (),
+    modules: Mapping[str, str] | None = None,
+) -> Listing:
+    """The listing of a window that starts at `state`, for a model of `context` tokens.
+
+    `current` (the listing of the window before) is kept while it covers `state` and still fits
+    the budget left by this window's fixed part (header without listing, `state` in full), so a
+    session's cached prefix stays valid; otherwise `choose_listing` picks a new one for `state`.
+    The session and the training windows (`model.language.render_windows`) both call this.
+    """
+    from model import language as lang
+
+    fixed = count_tokens(lang.render_header(program, breakpoints, NO_LISTING, modules)) + count_tokens(lang.render_state(state, None))
+    budget = listing_budget(context, fixed)
+    if current is not None and current.covers(state, program, modules):
+        if count_tokens(listing_text(current, program, modules)) <= budget:
+            return current
+    return choose_listing(state, program, budget, count_tokens, breakpoints=breakpoints, modules=modules)
