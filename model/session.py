@@ -23,13 +23,14 @@ from typing import Any
 
 from model import language as lang
 from model.backends.base import Backend, BackendError, Generation
+from model.confidence import Calibration, RawScores, raw_scores
 from model.constraints import close_text, state_constraint
 from model.listing import STATE_RESERVE, Listing, window_listing
 from model.session_api import SessionError
 from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
 
-_PAIR_RE = re.compile(r'("(?:[^"\\]|\\.)*"):("(?:[^"\\]|\\.)*")')
-_FRAME_MARK_RE = re.compile(re.escape(lang.CALL_SEP) + "|" + re.escape(lang.FRAME_SEP))
+MIN_ALTERNATIVE = 0.005  # alternatives less likely than this are not offered
+
 
 
 @dataclass
@@ -47,6 +48,8 @@ class StateRecord:
     text: str = ""
     edited: set[tuple[int, str]] = field(default_factory=set)
     note: str | None = None
+    backwards: bool = False  # predicted with an inverse action (before the start of the history)
+    scores: RawScores | None = None  # raw confidences of the generation (computed on first use)
 
 
 def entry_state(program: str) -> State:
@@ -104,8 +107,10 @@ class NeuralDebugger:
         constrained: bool = True,
         max_model_len: int | None = None,
         retry_temperature: float | None = 0.7,
+        calibration: Calibration | None = None,
     ) -> None:
         self.backend = backend
+        self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
         self.program = program
         self.path = path
@@ -180,6 +185,7 @@ class NeuralDebugger:
                 raise SessionError(f"unknown backend {backend!r}: use transformers, vllm or vllm-engine")
         except BackendError as exc:
             raise SessionError(str(exc)) from None
+        options.setdefault("calibration", Calibration.load(folder))
         return cls(model, tokenizer, program, path, **options)
 
     # ------------------------------------------------------------- protocol
@@ -251,6 +257,26 @@ class NeuralDebugger:
             raise SessionError("already at the start of the program: there is no earlier stop")
         return self._predict_inverse(ActionKind.INV_STEP_INTO)
 
+    def predict_before(self, kind: ActionKind = ActionKind.INV_STEP_CALL) -> State:
+        """Predict an earlier stop than the current one with an inverse action ("how did we get here?").
+
+        inv_step_call: the first stop of the current function (its arguments); inv_step_over: the
+        previous line of this frame; inv_step_into: the previous stop. The predicted state becomes
+        the start of the history (marked `predicted_backwards`); `step_back` there predicts further
+        back with inv_step_into. Raises SessionError at the module's entry, and for inv_step_call at
+        module level (a module has no call).
+        """
+        if not kind.inverse:
+            raise SessionError(f"{kind.value} is not an inverse action: use inv_step_call, inv_step_over or inv_step_into")
+        state = self._current_record().state
+        if state.finished:
+            raise SessionError("the program has exited: step back to a stop first")
+        if state.reason is StopReason.ENTRY:
+            raise SessionError("already at the start of the program: there is no earlier stop")
+        if kind is ActionKind.INV_STEP_CALL and (state.top is None or state.top.name == "<module>") and state.return_value is None:
+            raise SessionError("inv_step_call needs a stop inside a function (or just after a call returned)")
+        return self._predict_inverse(kind)
+
     def set_variable(self, name: str, value: str, frame_index: int = 0) -> State:
         """Set a local of the current state (value: a repr string); later steps predict from the edited state."""
         record = self._current_record()
@@ -282,17 +308,122 @@ class NeuralDebugger:
         return self._current_record().note
 
     def confidence(self) -> dict[str, float]:
-        """Per-variable confidence (0..1) of the current top frame's locals, from the predicted tokens' log-probs.
+        """Calibrated confidence (0..1) of each local of the current top frame (see `variable_confidence`)."""
+        return self.variable_confidence(0)
 
-        A variable the last prediction wrote gets exp(sum of the log-probs of its value's tokens);
-        one it left unchanged (``..``) keeps its earlier confidence; given or edited values get 1.
+    def stop_confidence(self) -> float:
+        """Calibrated probability that the current stop's location (reason and stack) is right.
+
+        1 for a given state (the entry, a known state recorded with `append`); 0 for a prediction
+        that failed or was cut off and closed; else the calibrated probability of the location's
+        tokens (`model.confidence`).
+        """
+        record = self._current_record()
+        if record.generation is None:
+            return 0.0 if record.note else 1.0
+        if record.note:
+            return 0.0
+        return self.calibration.location(self._scores(record).location)
+
+    def variable_confidence(self, frame_index: int = 0) -> dict[str, float]:
+        """Calibrated confidence (0..1) of each local of frame `frame_index` (0 = top) of the current state.
+
+        A variable the prediction wrote: its ``"name":"repr"`` tokens' probability; one it kept
+        (``..``): the ``..`` marker's probability times its earlier raw score; then calibrated.
+        Values set by the user, and given (not predicted) states, are 1.
         """
         index = len(self._records) - 1
         self._current_record()
-        top = self._records[index].state.top
-        if top is None:
+        frames = self._records[index].state.frames
+        if not 0 <= frame_index < len(frames):
             return {}
-        return {name: self._var_confidence(index, name) for name in top.locals}
+        depth = len(frames) - 1 - frame_index
+        return {name: self._calibrated_variable(index, depth, name) for name in frames[frame_index].locals}
+
+    def return_confidence(self) -> float:
+        """Calibrated confidence of the current stop's pending return value (1 when given, or when there is none)."""
+        record = self._current_record()
+        if record.generation is None:
+            return 0.0 if record.note else 1.0
+        raw = 0.0 if record.note else self._scores(record).return_value
+        return 1.0 if raw is None else self.calibration.variable(raw)
+
+    @property
+    def predicted(self) -> bool:
+        """Whether the current state was predicted by the model (False: the entry, or a given state)."""
+        record = self._current_record()
+        return record.generation is not None or record.note is not None
+
+    @property
+    def predicted_backwards(self) -> bool:
+        """Whether the current state was predicted with an inverse action (before the start of the history)."""
+        return self._current_record().backwards
+
+    def alternatives(self, name: str, frame_index: int = 0, count: int = 3, samples: int = 12,
+                     floor: float = MIN_ALTERNATIVE) -> list[tuple[str, float]]:
+        """The model's next most likely values of a predicted local of the current state, with calibrated confidences.
+
+        The prompt that produced the current state, plus the generated text up to the value, is
+        continued `samples` times by sampling (temperature 1), constrained to one JSON string;
+        distinct values other than the shown one are ranked by the model's probability. Each one's
+        confidence is P(the shown value is wrong) (calibrated) times the model's probability of that
+        value among the values other than the shown one; those under `floor` are left
+        out. Empty when the value was not
+        written by the current prediction (given, edited, kept unchanged) or cannot be found.
+        """
+        index = len(self._records) - 1
+        record = self._current_record()
+        frames = record.state.frames
+        if record.generation is None or record.note or not 0 <= frame_index < len(frames):
+            return []
+        depth = len(frames) - 1 - frame_index
+        if (frame_index, name) in record.edited:
+            return []
+        from model.confidence import layout, span_logprob, token_ends
+
+        shape = layout(record.text)
+        if depth >= len(shape.frames) or name not in shape.frames[depth].values:
+            return []
+        value_start, value_end = shape.frames[depth].values[name]
+        pair_start = shape.frames[depth].pairs[name][0]
+        gen = record.generation
+        ends = token_ends(self.tokenizer, gen.token_ids)
+        cut = sum(1 for end in ends if end <= value_start)  # generated tokens wholly before the value
+        lead_from = ends[cut - 1] if cut else 0
+        key_logprob = span_logprob(ends[:cut], gen.logprobs[:cut], [(pair_start, value_start)])
+        prompt = self._prompt_for(index)
+        if prompt is None:
+            return []
+        prompt = prompt + list(gen.token_ids[:cut])
+        constraint = _JsonValueConstraint(record.text[lead_from:value_start])
+        shown = json.loads(record.text[value_start:value_end])
+        found: dict[str, float] = {}
+        budget = max(8, 2 * (len(ends) - cut))  # the shown value's tokens, twice; a sample still open then is dropped
+        for _ in range(max(0, samples)):
+            if len(prompt) + budget >= self.max_model_len:
+                break
+            try:
+                sample = self.backend.generate(prompt, max_tokens=budget, temperature=1.0, stop_ids=[self.stop_id], constraint=constraint)
+            except BackendError:
+                break
+            closed = constraint.closed_at(sample.text)
+            if closed is None:
+                continue
+            sample_ends = token_ends(self.tokenizer, sample.token_ids)
+            used = next(i for i, end in enumerate(sample_ends) if end >= closed) + 1  # tokens up to the closing quote
+            try:
+                value = json.loads(sample.text[len(constraint.lead):closed])
+            except (json.JSONDecodeError, ValueError):
+                continue
+            if not isinstance(value, str) or value == shown:
+                continue
+            found[value] = math.exp(key_logprob + sum(sample.logprobs[:used]))
+        # P(alternative) = P(the shown value is wrong, calibrated) * the model's P(alternative | not the shown value)
+        shown_raw = self._raw_variable(index, depth, name)
+        wrong = 1.0 - self.calibration.variable(shown_raw)
+        ranked = sorted(found.items(), key=lambda kv: -kv[1])
+        scored = [(value, wrong * raw / max(1e-12, 1.0 - shown_raw)) for value, raw in ranked]
+        return [(value, min(1.0, p)) for value, p in scored if p >= floor][: max(0, count)]
 
     def close(self) -> None:
         self.backend.close()
@@ -355,8 +486,12 @@ class NeuralDebugger:
         return failure
 
     def _predict_inverse(self, kind: ActionKind) -> State:
-        """The state before the start of the history, predicted from the inverse chain (late state, then earlier ones)."""
-        first = self._records[0].state
+        """The state before the current one, predicted from the inverse chain (late state, then earlier ones).
+
+        The chain goes on from the current state when it is where the chain ended (the start of the
+        history); from any other stop it starts afresh there, and the forward history is left.
+        """
+        first = self._records[-1].state
         chain = list(self._inverse)
         if not chain or _chain_end(chain) != first:
             chain = [first]
@@ -372,6 +507,9 @@ class NeuralDebugger:
             raise SessionError(f"cannot step back further: the model's prediction of the earlier stop is not a state ({record})")
         chain.append(Step(action=action, state=record.state))
         self._inverse = chain
+        record.backwards = True
+        if record.generation is not None and record.note is None:
+            record.scores = self._raw_scores(record)  # of the text as generated (a delta against the later state)
         record.ids = self._encode(lang.render_state(record.state, None))
         self._records, self._actions, self._window, self._listing = [record], [], 0, None
         return record.state
@@ -458,60 +596,103 @@ class NeuralDebugger:
 
     # ----------------------------------------------------------- confidence
 
-    def _var_confidence(self, index: int, name: str) -> float:
+    def _scores(self, record: StateRecord) -> RawScores:
+        if record.scores is None:
+            record.scores = self._raw_scores(record)
+        return record.scores
+
+    def _raw_scores(self, record: StateRecord) -> RawScores:
+        gen = record.generation
+        assert gen is not None
+        return raw_scores(self.tokenizer, gen.token_ids, gen.logprobs, record.text)
+
+    def _raw_variable(self, index: int, depth: int, name: str) -> float:
+        """Raw probability of local `name` of frame `depth` (outermost = 0) in record `index`, chained through kept values."""
+        product = 1.0
+        while True:
+            record = self._records[index]
+            frames = record.state.frames
+            if (len(frames) - 1 - depth, name) in record.edited:
+                return product
+            if record.generation is None:
+                return 0.0 if record.note else product
+            if record.note:
+                return 0.0
+            scores = self._scores(record)
+            if depth >= len(scores.frames):
+                return product
+            if name in scores.frames[depth]:
+                return product * scores.frames[depth][name]
+            rest = scores.rest[depth]
+            if rest is None:
+                return product
+            product *= rest
+            if index == 0 or not _holds(self._records[index - 1].state, depth, name):
+                return product
+            index -= 1
+
+    def _calibrated_variable(self, index: int, depth: int, name: str) -> float:
         record = self._records[index]
-        if (0, name) in record.edited:
+        if (len(record.state.frames) - 1 - depth, name) in record.edited or record.generation is None and not record.note:
             return 1.0
-        if record.generation is None:
-            return 1.0
-        written = _top_frame_values(record.text)
-        if name in written:
-            if record.note is not None:
-                return 0.0  # the prediction was cut off and closed: its values are not the model's
-            return _span_confidence(self.tokenizer, record.generation, record.text, written[name])
-        if index > 0 and self._records[index - 1].state.top is not None and self._records[index - 1].state.top.name == record.state.top.name:
-            return self._var_confidence(index - 1, name)
-        return 1.0
+        return self.calibration.variable(self._raw_variable(index, depth, name))
+
+    def _prompt_for(self, index: int) -> list[int] | None:
+        """The prompt (ids) that the current record answered, rebuilt from the history; None when it cannot be."""
+        record = self._records[index]
+        if index != len(self._records) - 1 or index == 0 or self._window >= index:
+            return None
+        ids = self._assemble(self._window)
+        if len(ids) >= self.max_model_len or ids[len(ids) - len(record.ids):] != record.ids:
+            return None
+        return ids[: len(ids) - len(record.ids)]
 
 
-def _top_frame_values(text: str) -> dict[str, tuple[int, int]]:
-    """Character span of each local's value (its JSON literal) in the last frame of a state text."""
-    marks = list(_FRAME_MARK_RE.finditer(text))
-    if not marks:
-        return {}
-    line_at = text.find(lang.LINE_SEP, marks[-1].end())
-    brace = text.find("{", line_at) if line_at >= 0 else -1
-    if brace < 0:
-        return {}
-    ends = [i for i in (text.find(m, brace) for m in (lang.RETURN_SEP, lang.EXCEPTION_SEP, lang.STDOUT)) if i >= 0]
-    end = min(ends) if ends else len(text)
-    spans: dict[str, tuple[int, int]] = {}
-    for match in _PAIR_RE.finditer(text, brace, end):
-        try:
-            key = json.loads(match.group(1))
-        except json.JSONDecodeError:
-            continue
-        spans[str(key)] = (match.start(2), match.end(2))
-    return spans
+class _JsonValueConstraint:
+    """Fixed lead text (e.g. ``":``), then one JSON string; after its closing quote anything (cut off by the caller)."""
+
+    def __init__(self, lead: str) -> None:
+        self.lead = lead
+        self.regex = re.escape(lead) + r'"(?:[^"\\\x00-\x1f]|\\.)*".*'
+
+    def closed_at(self, text: str) -> int | None:
+        """Index just past the JSON string's closing quote in `text`, None while it is open (or `text` does not fit)."""
+        if len(text) <= len(self.lead) or not text.startswith(self.lead) or text[len(self.lead)] != '"':
+            return None
+        i = len(self.lead) + 1
+        while i < len(text):
+            ch = text[i]
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == '"':
+                return i + 1
+            i += 1
+        return None
+
+    def allows(self, text: str) -> bool:
+        if len(text) <= len(self.lead):
+            return self.lead.startswith(text)
+        if not text.startswith(self.lead) or text[len(self.lead)] != '"':
+            return False
+        closed = self.closed_at(text)
+        body = text[len(self.lead) + 1 : closed]
+        # a value never holds a raw "|" (it is written \u007c), so no special token; no control characters
+        return not any(ch == "|" or ch < " " for ch in body)
+
+    def complete(self, text: str) -> bool:
+        return self.closed_at(text) is not None
+
+
+def _holds(state: State, depth: int, name: str) -> bool:
+    """Whether frame `depth` (outermost = 0) of `state` has a local `name`."""
+    frames = state.frames
+    return depth < len(frames) and name in frames[len(frames) - 1 - depth].locals
 
 
 def _chain_end(chain: list[State | Step]) -> State:
     last = chain[-1]
     return last.state if isinstance(last, Step) else last
-
-
-def _span_confidence(tokenizer: Any, gen: Generation, text: str, span: tuple[int, int]) -> float:
-    """exp(sum of log-probs) of the generated tokens overlapping a character span of their text."""
-    total = 0.0
-    offset = 0
-    for i, logprob in enumerate(gen.logprobs):
-        end = len(tokenizer.decode(gen.token_ids[: i + 1], skip_special_tokens=False))
-        if end > span[0] and offset < span[1]:
-            total += logprob
-        offset = end
-        if offset >= span[1]:
-            break
-    return float(min(1.0, max(0.0, math.exp(total))))
 
 
 def _load_tokenizer(folder: str | Path) -> Any:

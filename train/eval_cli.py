@@ -273,6 +273,64 @@ def next_state(
 
 
 @app.command()
+def calibration(
+    trajectories: Path = typer.Option(..., help="held-out trajectory shards (`neural-debugger tracegen synth --out DIR`): a folder or one .jsonl"),
+    model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
+    backend: str = typer.Option("transformers", help="transformers | vllm"),
+    vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
+    out: Path = typer.Option(..., help="output folder: summary.json, records.jsonl, reliability.png"),
+    limit: int | None = typer.Option(None, min=1, help="only N states, a seeded sample round-robin over actions (default: every state)"),
+    seed: int = typer.Option(0, help="seed of the sample"),
+    max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate (a retry gets twice as many)"),
+    threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
+    write_calibration: bool = typer.Option(False, "--write-calibration", help="write the fitted calibration.json into the --model folder"),
+    progress: bool = typer.Option(True, help="show a progress bar"),
+) -> None:
+    """Reliability of the model's confidence (location, each variable) on held-out teacher-forced states; ECE raw and calibrated."""
+    from model.paths import CheckpointNotFound, resolve_checkpoint
+    from train import calibration as cal
+    from train import next_state as ns
+
+    if backend not in ("transformers", "vllm"):
+        raise _fail(f"unknown backend {backend!r}: use transformers or vllm")
+    if not trajectories.exists():
+        raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
+    try:
+        folder = resolve_checkpoint(model)
+    except CheckpointNotFound as exc:
+        raise _fail(str(exc)) from None
+    sessions = ModelSessions(folder, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=True, threads=threads)
+    start = time.perf_counter()
+    window = int(getattr(sessions.backend, "max_model_len", None) or 2048)
+    try:
+        selection = ns.select_questions(trajectories, sessions.tokenizer, window, limit=limit, seed=seed)
+        if not selection.questions:
+            raise ns.TrajectoriesError(f"the {selection.trajectories} trajectories at {trajectories} have no step whose state fits a window of {window} tokens")
+        scored = cal.collect(selection.questions, sessions, progress=progress)
+    except ns.TrajectoriesError as exc:
+        raise _fail(str(exc)) from None
+    finally:
+        sessions.close()
+    if not any(s.half == 0 for s in scored) or not any(s.half == 1 for s in scored):
+        raise _fail("the held-out programs all fall in one half: give more trajectories (or a larger --limit)")
+    fitted, fits = cal.fit(scored)
+    elapsed = time.perf_counter() - start
+    summary = cal.summarize(scored, fitted, fits, backend=backend, model=str(folder), trajectories=str(trajectories), limit=limit,
+                            seed=seed, max_state_tokens=max_state_tokens, seconds=round(elapsed, 1))  # fmt: skip
+    fitted.report = {"trajectories": str(trajectories), "limit": limit, "seed": seed, "questions": len(scored),
+                     **{name: {k: summary["fields"][name][k] for k in ("method", "ece_raw", "ece_calibrated", "n_fit", "n_eval")}
+                        for name in summary["fields"]}}  # fmt: skip
+    write_results(out, summary, [s.to_json() for s in scored], "records.jsonl")
+    cal.plot(summary, out / "reliability.png")
+    wrote = ""
+    if write_calibration:
+        wrote = f"; wrote {fitted.save(folder)}"
+    parts = ", ".join(f"{name} ECE {f['ece_raw']:.3f} -> {f['ece_calibrated']:.3f} ({f['method']}, n={f['n_eval']})"
+                      for name, f in summary["fields"].items())  # fmt: skip
+    typer.echo(f"{parts} over {len(scored)} states in {elapsed:.0f} s; wrote {out}/summary.json and {out}/reliability.png{wrote}")
+
+
+@app.command()
 def plots(
     results: Path = typer.Option(Path("results"), help="folder holding the eval outputs (cruxeval-*/, fidelity/)"),
     readme: Path | None = typer.Option(None, help="also copy the tables into this README, between <!-- results:start --> and <!-- results:end -->"),

@@ -1,0 +1,378 @@
+"""How sure the model is of a predicted state: raw scores from token log-probs, and their calibration.
+
+A predicted state is the text the model generated (`model.language`): the stop's location (reason
+token, each frame's name, file and line; an exit's ending and code) and each frame's locals, a JSON
+object of ``"name":"repr"`` pairs, possibly ending with ``..`` (the rest unchanged). `layout` finds
+where each part lies in the text; `raw_scores` turns the generation's per-token log-probs into
+probabilities:
+
+* location: exp(sum of the log-probs of every token outside the locals objects, before the return
+  value, exception and stdout): the probability of the whole stack (names, files, lines) and reason;
+* a variable the state writes: exp(sum of the log-probs of its ``"name":"repr"`` pair's tokens);
+* a variable the state keeps (``..``): the probability of the ``..`` marker times the variable's
+  earlier score (1 when the earlier state was given, as under teacher forcing).
+
+These raw probabilities are over-confident or under-confident in ways that depend on the model
+(and the constraint masks tokens the raw probabilities still count). `Calibration` maps them to
+calibrated ones: per field ("location", "variable") a temperature fit (Platt scaling on the logit)
+or an isotonic fit (pool-adjacent-violators), stored as ``calibration.json`` in the checkpoint
+folder; identity when the file is absent. `fit_calibration` fits both on one half of held-out data
+and keeps, per field, whichever has the lower expected calibration error (ECE) on the other half.
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from model import language as lang
+
+CALIBRATION_FILE = "calibration.json"
+FIELDS = ("location", "variable")
+ECE_BINS = 15
+_EPS = 1e-6
+_FRAME_MARKS = (lang.CALL_SEP, lang.FRAME_SEP)
+_TAIL_MARKS = (lang.RETURN_SEP, lang.EXCEPTION_SEP, lang.STDOUT, lang.STATE_END)
+
+
+# ----------------------------------------------------------------------------------- layout
+
+
+@dataclass
+class FrameLayout:
+    """Where one frame's locals lie in a state text: each written pair, and the ``..`` marker if any."""
+
+    pairs: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (start of the key, end of the value)
+    values: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> span of the value's JSON string
+    rest: tuple[int, int] | None = None  # span of ".." (a delta: the unchanged rest)
+
+
+@dataclass
+class StateLayout:
+    """Character spans of a state text: what decides the location, and each frame's locals (outermost first)."""
+
+    location: list[tuple[int, int]]
+    frames: list[FrameLayout]
+    return_value: tuple[int, int] | None = None  # the pending return value's part (name and repr)
+
+
+def _json_string_end(text: str, start: int) -> int:
+    """Index just past the JSON string opening at `start` (ValueError if there is none)."""
+    if start >= len(text) or text[start] != '"':
+        raise ValueError("expected a JSON string")
+    i = start + 1
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == '"':
+            return i + 1
+        i += 1
+    raise ValueError("unterminated JSON string")
+
+
+def _scan_locals(text: str, brace: int) -> tuple[FrameLayout, int]:
+    """The pairs of the locals object opening at `brace`, and the index just past its ``}``."""
+    frame = FrameLayout()
+    i = brace + 1
+    while i < len(text):
+        if text[i] == "}":
+            return frame, i + 1
+        if text[i] == ",":
+            i += 1
+            continue
+        if text.startswith("..", i):
+            frame.rest = (i, i + 2)
+            i += 2
+            continue
+        key_end = _json_string_end(text, i)
+        if key_end >= len(text) or text[key_end] != ":":
+            raise ValueError("expected ':' after a local's name")
+        value_end = _json_string_end(text, key_end + 1)
+        name = str(json.loads(text[i:key_end]))
+        frame.pairs[name] = (i, value_end)
+        frame.values[name] = (key_end + 1, value_end)
+        i = value_end
+    raise ValueError("unterminated locals object")
+
+
+def layout(text: str) -> StateLayout:
+    """The spans of a state text (as `model.language.render_state` writes it, with or without the stop token).
+
+    A text that is not a well-formed state gives what could be read (location = the whole text).
+    """
+    tail = min([i for i in (text.find(m) for m in _TAIL_MARKS) if i >= 0] or [len(text)])
+    location: list[tuple[int, int]] = []
+    frames: list[FrameLayout] = []
+    cursor = 0
+    i = 0
+    while i < tail:
+        marks = [j for j in (text.find(m, i, tail) for m in _FRAME_MARKS) if j >= 0]
+        if not marks:
+            break
+        mark = min(marks)
+        line_at = text.find(lang.LINE_SEP, mark, tail)
+        brace = text.find("{", line_at, tail) if line_at >= 0 else -1
+        if brace < 0:
+            break
+        try:
+            frame, end = _scan_locals(text, brace)
+        except ValueError:
+            break
+        location.append((cursor, brace))
+        frames.append(frame)
+        cursor = i = end
+    location.append((cursor, tail))
+    returned = None
+    at = text.find(lang.RETURN_SEP)
+    if at >= 0:
+        ends = [j for j in (text.find(m, at + len(lang.RETURN_SEP)) for m in _TAIL_MARKS) if j >= 0]
+        returned = (at, min(ends) if ends else len(text))
+    return StateLayout(location=[(a, b) for a, b in location if b > a], frames=frames, return_value=returned)
+
+
+# ------------------------------------------------------------------------------ raw scores
+
+
+def token_ends(tokenizer: Any, ids: Sequence[int]) -> list[int]:
+    """The character offset where each token's text ends in the decoded text of `ids` (special tokens kept)."""
+    ends: list[int] = []
+    total = 0
+    for i, token in enumerate(ids):
+        piece = tokenizer.decode([token], skip_special_tokens=False)
+        if "\ufffd" in piece:  # part of a multi-byte character: measure the prefix instead
+            total = len(tokenizer.decode(list(ids[: i + 1]), skip_special_tokens=False))
+        else:
+            total += len(piece)
+        ends.append(total)
+    return ends
+
+
+def span_logprob(ends: Sequence[int], logprobs: Sequence[float], spans: Sequence[tuple[int, int]]) -> float:
+    """Sum of the log-probs of the tokens overlapping any of `spans` (character spans of the text)."""
+    total = 0.0
+    start = 0
+    for end, logprob in zip(ends, logprobs):
+        if any(end > a and start < b for a, b in spans):
+            total += logprob
+        start = end
+    return total
+
+
+@dataclass
+class RawScores:
+    """Raw (uncalibrated) probabilities of one predicted state.
+
+    location: of the stop's location. frames: per frame, outermost first, name -> probability of a
+    written variable. rest: per frame, the probability of the ``..`` marker (None: no marker).
+    """
+
+    location: float
+    frames: list[dict[str, float]]
+    rest: list[float | None]
+    return_value: float | None = None
+
+    def variable(self, depth: int, name: str, earlier: float = 1.0) -> float:
+        """The raw probability of variable `name` of frame `depth` (outermost = 0); `earlier`: its score before, if kept."""
+        if depth >= len(self.frames):
+            return earlier
+        written = self.frames[depth]
+        if name in written:
+            return written[name]
+        rest = self.rest[depth]
+        return earlier * (rest if rest is not None else 1.0)
+
+
+def raw_scores(tokenizer: Any, token_ids: Sequence[int], logprobs: Sequence[float], text: str) -> RawScores:
+    """`RawScores` of a generated state from its token ids, their log-probs and their decoded text."""
+    ends = token_ends(tokenizer, token_ids)
+    shape = layout(text)
+    frames = [{name: math.exp(span_logprob(ends, logprobs, [span])) for name, span in f.pairs.items()} for f in shape.frames]
+    rest = [math.exp(span_logprob(ends, logprobs, [f.rest])) if f.rest is not None else None for f in shape.frames]
+    returned = math.exp(span_logprob(ends, logprobs, [shape.return_value])) if shape.return_value else None
+    return RawScores(location=math.exp(span_logprob(ends, logprobs, shape.location)), frames=frames, rest=rest, return_value=returned)
+
+
+# ------------------------------------------------------------------------------ calibration
+
+
+class FieldMap(BaseModel):
+    """A map from raw to calibrated probability for one field.
+
+    identity: unchanged. temperature: sigmoid(logit(p) / temperature + bias) (Platt scaling).
+    isotonic: a non-decreasing piecewise-linear map through the points (xs, ys).
+    """
+
+    method: Literal["identity", "temperature", "isotonic"] = "identity"
+    temperature: float = 1.0
+    bias: float = 0.0
+    xs: list[float] = Field(default_factory=list)
+    ys: list[float] = Field(default_factory=list)
+
+    def __call__(self, p: float) -> float:
+        p = min(1.0, max(0.0, float(p)))
+        if self.method == "temperature":
+            return _sigmoid(_logit(p) / self.temperature + self.bias)
+        if self.method == "isotonic" and self.xs:
+            return _clip01(_interp(p, self.xs, self.ys))
+        return p
+
+
+class Calibration(BaseModel):
+    """Calibration maps per field ("location", "variable"), as saved in a checkpoint's ``calibration.json``."""
+
+    version: int = 1
+    fields: dict[str, FieldMap] = Field(default_factory=dict)
+    report: dict[str, Any] = Field(default_factory=dict)  # how it was fitted: data, ECE before and after
+
+    def location(self, p: float) -> float:
+        return self.fields.get("location", FieldMap())(p)
+
+    def variable(self, p: float) -> float:
+        return self.fields.get("variable", FieldMap())(p)
+
+    @classmethod
+    def load(cls, folder: str | Path | None) -> "Calibration":
+        """The calibration in `folder`/calibration.json; identity when there is none or it cannot be read."""
+        if folder is None:
+            return cls()
+        path = Path(folder) / CALIBRATION_FILE
+        try:
+            return cls.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValidationError, ValueError):
+            return cls()
+
+    def save(self, folder: str | Path) -> Path:
+        path = Path(folder) / CALIBRATION_FILE
+        path.write_text(self.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        return path
+
+
+def _clip01(x: float) -> float:
+    return min(1.0, max(0.0, x))
+
+
+def _logit(p: float) -> float:
+    p = min(1 - _EPS, max(_EPS, p))
+    return math.log(p / (1 - p))
+
+
+def _sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def _interp(x: float, xs: Sequence[float], ys: Sequence[float]) -> float:
+    if x <= xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    lo, hi = 0, len(xs) - 1
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if xs[mid] <= x:
+            lo = mid
+        else:
+            hi = mid
+    span = xs[hi] - xs[lo]
+    return ys[lo] if span <= 0 else ys[lo] + (ys[hi] - ys[lo]) * (x - xs[lo]) / span
+
+
+def expected_calibration_error(confidences: Sequence[float], correct: Sequence[bool], bins: int = ECE_BINS) -> float:
+    """ECE: the mean over equal-width confidence bins of |accuracy - mean confidence|, weighted by bin size."""
+    n = len(confidences)
+    if n == 0:
+        return 0.0
+    sums = [[0.0, 0.0, 0] for _ in range(bins)]
+    for p, ok in zip(confidences, correct):
+        b = min(bins - 1, int(p * bins))
+        sums[b][0] += p
+        sums[b][1] += float(ok)
+        sums[b][2] += 1
+    return sum(abs(acc - conf) for conf, acc, _ in sums) / n
+
+
+def reliability(confidences: Sequence[float], correct: Sequence[bool], bins: int = ECE_BINS) -> list[dict[str, float]]:
+    """Per non-empty bin: its range, mean confidence, accuracy and count (the reliability diagram's points)."""
+    rows = []
+    for b in range(bins):
+        lo, hi = b / bins, (b + 1) / bins
+        chosen = [(p, ok) for p, ok in zip(confidences, correct) if min(bins - 1, int(p * bins)) == b]
+        if chosen:
+            rows.append({"lo": lo, "hi": hi, "confidence": sum(p for p, _ in chosen) / len(chosen),
+                         "accuracy": sum(ok for _, ok in chosen) / len(chosen), "count": len(chosen)})
+    return rows
+
+
+def fit_temperature(confidences: Sequence[float], correct: Sequence[bool]) -> FieldMap:
+    """Platt scaling on the logit (1/temperature and a bias), by Newton's method on the log-loss."""
+    xs = [_logit(p) for p in confidences]
+    ys = [1.0 if ok else 0.0 for ok in correct]
+    a, b = 1.0, 0.0
+    for _ in range(100):
+        ga = gb = haa = hab = hbb = 0.0
+        for x, y in zip(xs, ys):
+            q = _sigmoid(a * x + b)
+            r, w = q - y, max(q * (1 - q), 1e-9)
+            ga += r * x
+            gb += r
+            haa += w * x * x
+            hab += w * x
+            hbb += w
+        haa += 1e-6
+        hbb += 1e-6
+        det = haa * hbb - hab * hab
+        if det <= 0:
+            break
+        da = (hbb * ga - hab * gb) / det
+        db = (haa * gb - hab * ga) / det
+        a, b = a - da, b - db
+        if abs(da) < 1e-8 and abs(db) < 1e-8:
+            break
+    if not math.isfinite(a) or not math.isfinite(b) or abs(a) < 1e-6:
+        return FieldMap()
+    return FieldMap(method="temperature", temperature=1.0 / a, bias=b)
+
+
+def fit_isotonic(confidences: Sequence[float], correct: Sequence[bool]) -> FieldMap:
+    """Isotonic regression (pool adjacent violators); the map interpolates between the blocks' means."""
+    points = sorted(zip(confidences, (1.0 if ok else 0.0 for ok in correct)))
+    blocks: list[list[float]] = []  # [sum x, sum y, count]
+    for x, y in points:
+        blocks.append([x, y, 1.0])
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
+            sx, sy, c = blocks.pop()
+            blocks[-1][0] += sx
+            blocks[-1][1] += sy
+            blocks[-1][2] += c
+    if not blocks:
+        return FieldMap()
+    xs = [sx / c for sx, _, c in blocks]
+    ys = [sy / c for _, sy, c in blocks]
+    return FieldMap(method="isotonic", xs=xs, ys=ys)
+
+
+@dataclass
+class FieldFit:
+    """The chosen map of one field and the ECEs that chose it (on the evaluation half)."""
+
+    chosen: FieldMap
+    ece: dict[str, float]  # method -> ECE on the evaluation half ("raw" included)
+    n_fit: int
+    n_eval: int
+
+
+def fit_field(fit: tuple[Sequence[float], Sequence[bool]], held: tuple[Sequence[float], Sequence[bool]]) -> FieldFit:
+    """Fit temperature and isotonic maps on `fit`, keep the one with the lower ECE on `held` (raw if neither helps)."""
+    candidates = {"raw": FieldMap(), "temperature": fit_temperature(*fit), "isotonic": fit_isotonic(*fit)}
+    ece = {name: expected_calibration_error([m(p) for p in held[0]], held[1]) for name, m in candidates.items()}
+    best = min(ece, key=lambda name: ece[name])
+    return FieldFit(chosen=candidates[best], ece=ece, n_fit=len(fit[0]), n_eval=len(held[0]))
