@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve-model": ("model.cli:app", "Serve a checkpoint with vLLM (GPU)."),
     "train": ("train.cli:app", "Train or fine-tune a neural debugger model."),
     "eval": ("train.eval_cli:app", "Evaluate a model: CruxEval and next-state fidelity."),
+    "ablate": ("train.ablate_cli:app", "Does a lever help? Train levers on fixed data for the same budget, evaluate, tabulate."),
 }
 PROG = "neural-debugger"
 
