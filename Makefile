@@ -95,6 +95,15 @@ results-oracle: setup
 	$(EVAL) cruxeval --mode input --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-input
 	$(EVAL) plots --results results --readme README.md
 
+# --- ablations: does a lever help? Same fixed data, same wall budget and threads, from scratch, the same evaluations;
+# results/ablations/LEVER.json and the table in docs/model-notes.md. `neural-debugger ablate --list` names the levers.
+.PHONY: ablation
+LEVERS ?= baseline muon
+ABLATION_BUDGET ?= 20
+ABLATION_THREADS ?= 1
+ablation: setup
+	nice -n 10 $(BIN)/neural-debugger ablate $(LEVERS) --budget $(ABLATION_BUDGET) --threads $(ABLATION_THREADS)
+
 # --- bench: every benchmark in one run; the table goes into README.md (between bench markers) ---
 bench: setup
 	nice -n 10 $(BIN)/python bench/run_all.py $(BENCH_ARGS)
