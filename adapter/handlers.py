@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import os
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -335,6 +336,15 @@ class DapHandler:
         lines = self.breakpoints.get(str(run.program.path), [])
         accepted = run.session.set_breakpoints(sorted(set(lines) & executable_lines(run.program.source)))
         self.breakpoints[str(run.program.path)] = sorted(set(accepted))
+        for path, lines in list(self.breakpoints.items()):  # breakpoints set in other files before the launch
+            if path == str(run.program.path) or not lines:
+                continue
+            path_real = os.path.realpath(path)
+            try:
+                kept = [] if _library_file(run.program.path, path_real) else run.session.set_file_breakpoints(path_real, sorted(lines))
+            except SessionError:
+                kept = []
+            self.breakpoints[path] = sorted(kept)
 
     async def on_setBreakpoints(self, request: dap.Request) -> dict[str, Any]:
         args = self._args(request, dap.SetBreakpointsArguments)
@@ -345,30 +355,48 @@ class DapHandler:
             return {"breakpoints": [{"verified": False, "line": n, "message": "no source path"} for n in asked]}
         path = path_from_client(source.path)
         run = self.run if self.run is not None and not self.run.ended else None
-        if run is not None and path != str(run.program.path):
-            message = f"the neural debugger only steps through {run.program.path.name}"
-            return {"breakpoints": [{"verified": False, "line": n, "message": message, "source": {"path": source.path}} for n in asked]}
-        text = run.program.source if run is not None else _read_text(path)
+        other = run is not None and path != str(run.program.path)  # another file of the user's project
+        if other:
+            path = os.path.realpath(path)
+            message = _library_file(run.program.path, path)
+            if message is not None:
+                return {"breakpoints": [{"verified": False, "line": n, "message": message, "source": {"path": source.path}} for n in asked]}
+        text = run.program.source if run is not None and not other else _read_text(path)
         executable = executable_lines(text) if text is not None else set()
         accepted = set(n for n in wanted if n in executable)
         rules, refused = _rules(args.breakpoints or [], wanted, accepted)
         accepted -= set(refused)
-        if run is not None:
+        session_refusal = None
+        if run is not None and other:
+            try:
+                accepted = set(await self._in_thread(run.session.set_file_breakpoints, path, sorted(accepted)))
+            except SessionError as exc:
+                session_refusal, accepted = str(exc), set()
+        elif run is not None:
             accepted = set(await self._in_thread(run.session.set_breakpoints, sorted(accepted)))
         self.breakpoints[path] = sorted(accepted)
         self.rules[path] = rules
-        if run is not None and run.comparer is not None:
+        if run is not None and run.comparer is not None and not other:
             await self._in_thread(run.comparer.set_breakpoints, sorted(accepted))
         result = []
         for i, line in enumerate(wanted):
             item: dict[str, Any] = {"id": i + 1, "verified": line in accepted, "line": self._line_out(line), "source": {"path": source.path}}
             if line not in accepted:
                 item["message"] = (refused[line] if line in refused else
+                                   session_refusal if session_refusal else
                                    f"cannot read {path}" if text is None else
                                    f"{Path(path).name} does not compile" if not executable else
                                    describe_unverified(line, executable))
             result.append(item)
         return {"breakpoints": result}
+
+    @staticmethod
+    def _frame_path(run: _Run, file: str | None) -> str:
+        """The real path of a frame's file: the program, or another user file (frames of a model
+        carry paths relative to the program's folder, the oracle's absolute ones)."""
+        if file is None:
+            return str(run.program.path)
+        return os.path.realpath(os.path.join(run.program.path.parent, file))
 
     async def on_setExceptionBreakpoints(self, request: dap.Request) -> dict[str, Any]:
         args = self._args(request, dap.SetExceptionBreakpointsArguments)
@@ -389,7 +417,7 @@ class DapHandler:
         frames = []
         for index in range(start, end):
             frame = state.frames[index]
-            path = Path(frame.file) if frame.file else run.program.path
+            path = Path(self._frame_path(run, frame.file))
             frames.append(
                 {"id": self.frame_base + index + 1, "name": frame.name, "line": self._line_out(frame.line), "column": self.column_base,
                  "source": {"name": path.name, "path": path_to_client(path, self.uri_paths)}}
@@ -543,9 +571,9 @@ class DapHandler:
         does not stop; a condition that cannot be judged stops (as in debugpy) with a note saying why.
         """
         top = state.top
-        if state.reason is not StopReason.BREAKPOINT or top is None or top.file is not None:
+        if state.reason is not StopReason.BREAKPOINT or top is None:
             return True, None
-        rule = self.rules.get(str(run.program.path), {}).get(top.line)
+        rule = self.rules.get(self._frame_path(run, top.file), {}).get(top.line)
         if rule is None or rule.plain:
             return True, None
         try:
@@ -567,8 +595,9 @@ class DapHandler:
         """A logpoint's message as debugpy writes it: a stdout line, after the program's own output."""
         if log is None or state.top is None:
             return
+        where = Path(self._frame_path(run, state.top.file))
         self.emit("output", {"category": "stdout", "output": log + "\n", "line": self._line_out(state.top.line),
-                             "source": {"name": run.program.path.name, "path": path_to_client(run.program.path, self.uri_paths)}})
+                             "source": {"name": where.name, "path": path_to_client(where, self.uri_paths)}})
 
     async def on_stepBack(self, request: dap.Request) -> None:
         run, _ = self._require_stopped()
@@ -680,6 +709,15 @@ def _rules(asked: Sequence[dap.SourceBreakpoint], wanted: list[int], accepted: s
                 continue
         rules[line] = BreakpointRule(line, bp.condition or None, bp.hit_condition or None, bp.log_message or None)
     return rules, refused
+
+
+def _library_file(program: Path, path: str) -> str | None:
+    """Why breakpoints in `path` cannot be hit (None: it is user code, a file under the program's folder)."""
+    folder = os.path.realpath(program.parent)
+    if not path.startswith(folder + os.sep) or any(part in ("site-packages", "dist-packages") for part in Path(path).parts):
+        return (f"{Path(path).name} is not under {folder}: the neural debugger steps through the program and its own "
+                "modules only, and steps over library code (like debugpy's justMyCode)")
+    return None
 
 
 def _read_text(path: str) -> str | None:

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import regex as re_partial
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from protocol.debugger import State
 
 
@@ -48,16 +50,17 @@ class StateConstraint(RegexConstraint):
     the tokenizer's EOS end a match still reaches the stop token.
     """
 
-    def __init__(self, program: str, previous: "State | None") -> None:
+    def __init__(self, program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None) -> None:
         from model.language import state_regex
 
-        super().__init__(state_regex(program, previous, include_end=False))
-        self.regex = state_regex(program, previous, include_end=True)
+        super().__init__(state_regex(program, previous, include_end=False, modules=modules))
+        self.regex = state_regex(program, previous, include_end=True, modules=modules)
 
 
-def state_constraint(program: str, previous: "State | None") -> StateConstraint:
-    """The constraint for the state that follows `previous` (None: a first state)."""
-    return StateConstraint(program, previous)
+def state_constraint(program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None) -> StateConstraint:
+    """The constraint for the state that follows `previous` (None: a first state); `modules` (path ->
+    source) are the user files whose frames may appear."""
+    return StateConstraint(program, previous, modules)
 
 
 CLOSERS: tuple[str, ...] = ("", '"', "}", "..}", ",..}", '"}', '",..}', '":""}', '":"",..}')

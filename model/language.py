@@ -182,15 +182,18 @@ def source_line(program: str, line: int) -> str:
     return lines[line - 1].strip() if 1 <= line <= len(lines) else ""
 
 
-def canonical_state(state: State, program: str) -> State:
-    """`state` normalized (addresses ``at 0x?``) with each program frame's source taken from the program.
+def canonical_state(state: State, program: str, modules: Mapping[str, str] | None = None) -> State:
+    """`state` normalized (addresses ``at 0x?``) with each frame's source taken from the program, or
+    for a frame of another user file from `modules` (path -> source; '' when the file is not there).
 
-    Rendering then parsing gives back exactly ``canonical_state(state, program)``.
+    Rendering then parsing gives back exactly ``canonical_state(state, program, modules)``.
     """
     data = state.normalized()
     for frame in data.frames:
         if frame.file is None:
             frame.source = source_line(program, frame.line)
+        else:
+            frame.source = module_source_line(modules, frame.file, frame.line)
     if data.reason is not StopReason.EXITED:
         data.exit_code, data.ending = None, None
     return data
@@ -288,7 +291,7 @@ def _frame_locals(frame: Frame, old: Frame | None) -> tuple[str, bool]:
 def _render_frame(frame: Frame, old: Frame | None) -> str:
     body, _ = _frame_locals(frame, old)
     sep = FRAME_SEP if old is not None else CALL_SEP
-    where = "" if frame.file is None else SRC_SEP + _escape_json(json.dumps([frame.file, frame.source], ensure_ascii=False))
+    where = "" if frame.file is None else SRC_SEP + json_string(frame.file)
     return f"{sep}{_check_name(frame.name, 'frame name')}{where}{LINE_SEP}{frame.line}{body}"
 
 
@@ -536,7 +539,8 @@ def _small_int(text: str, what: str) -> int:
     return int(text)
 
 
-def _parse_frame(cur: _Cursor, program: str, new: list[Frame], old: list[Frame]) -> Frame:
+def _parse_frame(cur: _Cursor, program: str, new: list[Frame], old: list[Frame],
+                 modules: Mapping[str, str] | None = None) -> Frame:
     sep, name = cur.take()
     depth = len(new)
     where = f"frame {depth} (outermost is 0)"
@@ -547,9 +551,12 @@ def _parse_frame(cur: _Cursor, program: str, new: list[Frame], old: list[Frame])
     if cur.peek() == SRC_SEP:
         _, text = cur.take()
         value, rest = _json_value(text, where)
-        if not (isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value)) or rest:
-            raise ParseError(f"{where}: a frame of another file needs [path, source], got {text[:60]!r}")
-        file, source = value  # type: ignore[misc]
+        if isinstance(value, str) and value and not rest:
+            file = value
+        elif isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value) and not rest:
+            file = value[0]  # the older form ["path", "source text"]
+        else:
+            raise ParseError(f"{where}: a frame of another file needs its path as a JSON string, got {text[:60]!r}")
     if cur.peek() != LINE_SEP:
         raise ParseError(f"{where}: expected {LINE_SEP} after the function name, found {cur.peek()!r}")
     _, text = cur.take()
@@ -567,10 +574,18 @@ def _parse_frame(cur: _Cursor, program: str, new: list[Frame], old: list[Frame])
         raise ParseError(f"{where}: a {CALL_SEP} frame (new scope) must write its locals in full, without '..'")
     if file is None:
         source = source_line(program, line)
+    else:
+        source = module_source_line(modules, file, line)
     return Frame(name=name, line=line, source=source, locals=values, file=file)
 
 
-def parse_state(text: str, previous: State | None, program: str) -> State:
+def module_source_line(modules: Mapping[str, str] | None, file: str, line: int) -> str:
+    """The stripped text of a line of another user file (`modules`: path -> source); '' if unknown."""
+    text = (modules or {}).get(file)
+    return source_line(text, line) if text is not None else ""
+
+
+def parse_state(text: str, previous: State | None, program: str, modules: Mapping[str, str] | None = None) -> State:
     """Rebuild the full State from a state text (as rendered or generated), given the previous state.
 
     `previous` is the state the text's deltas refer to (None for a full snapshot; ``..`` then
@@ -598,7 +613,7 @@ def parse_state(text: str, previous: State | None, program: str) -> State:
     old = list(reversed(previous.frames)) if previous is not None else []
     new: list[Frame] = []
     while cur.peek() in (FRAME_SEP, CALL_SEP):
-        new.append(_parse_frame(cur, program, new, old))
+        new.append(_parse_frame(cur, program, new, old, modules))
     state = State(reason=reason, frames=list(reversed(new)), exit_code=exit_code, ending=ending)
     _parse_tail(cur, state)
     return state
@@ -638,7 +653,7 @@ def _parse_tail(cur: _Cursor, state: State) -> None:
         raise ParseError(f"unexpected {cur.peek()} in a state (expected a frame, field, or {STATE_END})")
 
 
-def parse_session(text: str, program: str) -> tuple[list[int], list[tuple[Action | None, State]]]:
+def parse_session(text: str, program: str, modules: Mapping[str, str] | None = None) -> tuple[list[int | tuple[str, int]], list[tuple[Action | None, State]]]:
     """A whole rendered session or window back into (breakpoints, [(action or None, state), ...]).
 
     The inverse of `render_segments` (for checking data and tests); raises `ParseError`.
@@ -647,10 +662,9 @@ def parse_session(text: str, program: str) -> tuple[list[int], list[tuple[Action
     if not sep or not head.startswith(BOS + SRC_SEP):
         raise ParseError(f"a session starts with {BOS}{SRC_SEP}, the listing, then {BREAKPOINTS}")
     bp_text, newline, body = body.partition("\n")
-    bp_pieces = [p for p in _SPLIT_RE.split(bp_text) if p]
-    if not newline or bp_pieces[::2] != [LINE_SEP] * len(bp_pieces[1::2]) or len(bp_pieces) % 2:
+    if not newline:
         raise ParseError(f"bad breakpoint list {bp_text[:60]!r}")
-    breakpoints = [_small_int(p, "breakpoint line") for p in bp_pieces[1::2]]
+    breakpoints = parse_breakpoints(bp_text)
     result: list[tuple[Action | None, State]] = []
     previous: State | None = None
     chunks = body.split(STATE_END)
@@ -663,9 +677,34 @@ def parse_session(text: str, program: str) -> tuple[list[int], list[tuple[Action
             action, chunk = parse_action(match.group()), chunk[match.end():]
         elif result:
             raise ParseError(f"state {len(result)} is not preceded by an action: {chunk[:60]!r}")
-        previous = parse_state(chunk + STATE_END, previous, program)
+        previous = parse_state(chunk + STATE_END, previous, program, modules)
         result.append((action, previous))
     return breakpoints, result
+
+
+def parse_breakpoints(text: str) -> list[int | tuple[str, int]]:
+    """The breakpoint list after ``<|breakpoints|>`` (as `render_breakpoints` writes it, without the
+    newline): program lines as ints, lines of other files as ``(path, line)``."""
+    pieces = [p for p in _SPLIT_RE.split(text) if p]
+    if len(pieces) % 2:
+        raise ParseError(f"bad breakpoint list {text[:60]!r}")
+    out: list[int | tuple[str, int]] = []
+    file: str | None = None
+    for sep, value in zip(pieces[::2], pieces[1::2]):
+        if sep == LINE_SEP:
+            line = _small_int(value, "breakpoint line")
+            out.append(line if file is None else (file, line))
+        elif sep == SRC_SEP:
+            try:
+                path = json.loads(value)
+            except json.JSONDecodeError:
+                path = None
+            if not isinstance(path, str) or not path:
+                raise ParseError(f"bad file in the breakpoint list: {value[:60]!r}")
+            file = path
+        else:
+            raise ParseError(f"bad breakpoint list {text[:60]!r}")
+    return out
 
 
 def parse_action(text: str) -> Action:
@@ -740,31 +779,48 @@ def _lines_re(lines: frozenset[int] | None) -> str:
     return _alternation([str(n) for n in sorted(lines)], r"[0-9]{1,9}") if lines else r"[0-9]{1,9}"
 
 
-def state_regex(program: str, previous: State | None, *, include_end: bool = True) -> str:
+def state_regex(program: str, previous: State | None, *, include_end: bool = True,
+                modules: Mapping[str, str] | None = None) -> str:
     """A regex (no lookarounds or backreferences) matching every well-formed state text after `previous`.
 
     Frame names are restricted to the program's code objects' names and each frame's line to the
     lines of the code objects of that name (a module frame never stops inside a function), return-value names to those or ``Name.name`` (debugpy writes ``Class.method``), all
     unrestricted when the program does not compile; locals to JSON objects of strings; and the
     stack to the previous one's continuation rule: ``<|frame_sep|>`` only for a frame at a depth
-    where the previous state has a frame of that name with identical frames below it. Every text it matches parses with `parse_state` (frames of other files aside: never
-    generated). Special tokens appear as their literal text.
+    where the previous state has a frame of that name with identical frames below it. Every text it matches parses with `parse_state`.
+    Frames of other user files (`modules`: path -> source) are allowed with their path, their
+    code objects' names and lines (``name<|src_sep|>"path"<|line_sep|>N``); without `modules`, a
+    frame of another file in `previous` ends the stack that can be continued. Special tokens
+    appear as their literal text.
     """
     info = program_info(program)
-    name_re = _alternation([re.escape(n) for n in sorted(info.names)], GENERIC_NAME_RE) if info.names else GENERIC_NAME_RE
+    module_infos = {path: program_info(text) for path, text in sorted((modules or {}).items())}
+    all_names = set(info.names or ()) | {n for m in module_infos.values() for n in (m.names or ())}
+    name_re = _alternation([re.escape(n) for n in sorted(all_names)], GENERIC_NAME_RE) if info.names else GENERIC_NAME_RE
     locals_any = f"(?:{FULL_LOCALS_RE}|{DELTA_LOCALS_RE})"
     if info.lines_by_name:  # a frame stops only on lines of a code object of its name
         located = _alternation([f"{re.escape(name)}{re.escape(LINE_SEP)}{_lines_re(lines)}"
                                 for name, lines in sorted(info.lines_by_name.items())], "")  # fmt: skip
     else:
         located = f"{GENERIC_NAME_RE}{re.escape(LINE_SEP)}{_lines_re(info.lines)}"
+    elsewhere = [f"{re.escape(name)}{re.escape(SRC_SEP + json_string(path) + LINE_SEP)}{_lines_re(lines)}"
+                 for path, m in module_infos.items()
+                 for name, lines in sorted((m.lines_by_name or {"<module>": frozenset({0})}).items())]  # empty file: line 0
+    if elsewhere:
+        located = _alternation([located, *elsewhere], located)
     new_frame = f"{re.escape(CALL_SEP)}{located}{FULL_LOCALS_RE}"
     old = list(reversed(previous.frames)) if previous is not None else []
     stacks = [f"(?:{new_frame})+"]
     kept = ""
     for frame in old:
         if frame.file is not None:
-            break
+            where = module_infos.get(frame.file)
+            if where is None:
+                break
+            head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(SRC_SEP + json_string(frame.file) + LINE_SEP)}"
+            stacks.append(f"{kept}{head}{_lines_re(where.lines_of(frame.name))}{locals_any}(?:{new_frame})*")
+            kept += f"{head}{frame.line}{locals_any}"
+            continue
         head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(LINE_SEP)}"
         stacks.append(f"{kept}{head}{_lines_re(info.lines_of(frame.name))}{locals_any}(?:{new_frame})*")
         kept += f"{head}{frame.line}{locals_any}"
@@ -799,6 +855,7 @@ class StateGrammar:
         return self._compiled.fullmatch(text, partial=True) is not None
 
 
-def state_grammar(program: str, previous: State | None, *, include_end: bool = True) -> StateGrammar:
+def state_grammar(program: str, previous: State | None, *, include_end: bool = True,
+                  modules: Mapping[str, str] | None = None) -> StateGrammar:
     """`StateGrammar` of `state_regex(program, previous)`."""
-    return StateGrammar(state_regex(program, previous, include_end=include_end))
+    return StateGrammar(state_regex(program, previous, include_end=include_end, modules=modules))

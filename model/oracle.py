@@ -6,6 +6,7 @@ Never a default: the product's sessions are `model.session.NeuralDebugger`.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from model.session_api import SessionError
@@ -27,6 +28,7 @@ class OracleDebugger:
         self.args = list(args or [])
         self.cwd = cwd  # the program's working directory (None: a fresh temporary one)
         self._breakpoints: list[int] = sorted(set(breakpoints or []))
+        self._file_breakpoints: dict[str, list[int]] = {}  # real path of another user file -> lines
         self._trace = None
         self._replays: list = []  # a ReplaySession per stop, forked, so stepping back is exact
         self._states: list[State] = []
@@ -36,7 +38,7 @@ class OracleDebugger:
         from tracegen.fast import ReplayError, ReplaySession
 
         trace = self._record()
-        replay = ReplaySession(trace, self._breakpoints, stop_on_entry=True)
+        replay = ReplaySession(trace, self._all_breakpoints(), stop_on_entry=True)
         try:
             state = replay.start()
         except ReplayError as exc:
@@ -49,6 +51,25 @@ class OracleDebugger:
         self._breakpoints = sorted(wanted)
         return list(self._breakpoints)
 
+    def set_file_breakpoints(self, file: str, lines: list[int]) -> list[int]:
+        """Breakpoints in another user file (absolute, or relative to the program's folder): the lines with code."""
+        if not self.path:
+            raise SessionError("the program has no file, so it has no other user files")
+        path = os.path.realpath(os.path.join(os.path.dirname(os.path.realpath(self.path)), file))
+        try:
+            text = read_source(path, errors="replace")
+        except OSError as exc:
+            raise SessionError(f"cannot read {file}: {exc}") from None
+        accepted = sorted(set(int(n) for n in lines) & _breakable(text))
+        if accepted:
+            self._file_breakpoints[path] = accepted
+        else:
+            self._file_breakpoints.pop(path, None)
+        return accepted
+
+    def _all_breakpoints(self) -> list:
+        return [*self._breakpoints, *((f, n) for f, lines in self._file_breakpoints.items() for n in lines)]
+
     def step(self, action: Action) -> State:
         from tracegen.fast import ReplayError
 
@@ -58,7 +79,7 @@ class OracleDebugger:
         if action.kind.inverse:
             raise SessionError(f"the oracle replays a recording forwards; use step_back instead of {action.kind.value}")
         replay = self._replays[-1].fork()
-        replay.breakpoints = frozenset(self._breakpoints)
+        replay.set_breakpoints(self._all_breakpoints())
         try:
             state = replay.step(action)
         except ReplayError as exc:

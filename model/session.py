@@ -27,6 +27,7 @@ from model.confidence import Calibration, RawScores, raw_scores
 from model.constraints import close_text, state_constraint
 from model.listing import STATE_RESERVE, Listing, window_listing
 from model.session_api import SessionError
+from model.user_modules import collect_user_modules
 from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
 
 MIN_ALTERNATIVE = 0.005  # alternatives less likely than this are not offered
@@ -127,6 +128,8 @@ class NeuralDebugger:
         self._window = 0  # index of the record the prompt starts from
         self._listing: Listing | None = None  # the window's source listing (model.listing); None: choose at the next prompt
         self.modules: dict[str, str] = {}  # other user files the listing may show (path -> source)
+        self.modules.update(collect_user_modules(program, path).sources if path else {})  # relative path -> source
+        self._file_breakpoints: dict[str, list[int]] = {}  # other user file (relative path) -> lines
         self._token_counts: dict[str, int] = {}  # listing lines already counted (choose_listing asks often)
         self._inverse: list[State | Step] = []  # the inverse chain ([late state, Step(inv, earlier)...])
         self._header_ids: list[int] | None = None
@@ -221,6 +224,38 @@ class NeuralDebugger:
     @property
     def breakpoints(self) -> list[int]:
         return list(self._breakpoints)
+
+    def set_file_breakpoints(self, file: str, lines: list[int]) -> list[int]:
+        """Replace the breakpoints of another user file (absolute, or relative to the program's folder);
+        returns the lines accepted (lines with code). The prompt lists them with their file."""
+        rel = self._relative(file)
+        if rel is None:
+            raise SessionError(f"{file} is not a user module of the program (a file its imports reach under its folder)")
+        accepted = sorted(set(int(n) for n in lines) & set(lang.program_info(self.modules[rel]).lines or ()))
+        if accepted != self._file_breakpoints.get(rel, []):
+            if accepted:
+                self._file_breakpoints[rel] = accepted
+            else:
+                self._file_breakpoints.pop(rel, None)
+            self._header_ids = None
+        return accepted
+
+    def _relative(self, file: str) -> str | None:
+        """A user module's path relative to the program's folder (as frames carry it), or None."""
+        if file in self.modules:
+            return file
+        if self.path is None:
+            return None
+        folder = Path(self.path).resolve().parent
+        try:
+            rel = Path(file).resolve().relative_to(folder).as_posix()
+        except (ValueError, OSError):
+            return None
+        return rel if rel in self.modules else None
+
+    def _all_breakpoints(self) -> list[int | tuple[str, int]]:
+        """The session breakpoints as the prompt writes them: program lines, then (file, line) of other files."""
+        return [*self._breakpoints, *((f, n) for f, lines in sorted(self._file_breakpoints.items()) for n in lines)]
 
     def step(self, action: Action) -> State:
         """Predict the state after `action` (forward actions; inverse ones are accepted too)."""
@@ -454,7 +489,7 @@ class NeuralDebugger:
         session's temperature, e.g. greedy for evaluation); a text still cut off is closed
         (`close_text`) and noted.
         """
-        constraint = state_constraint(self.program, previous) if self.constrained else None
+        constraint = state_constraint(self.program, previous, self.modules) if self.constrained else None
         failure = ""
         cut: tuple[str, Generation] | None = None
         for attempt in range(2):
@@ -470,7 +505,7 @@ class NeuralDebugger:
                 failure, cut = f"the predicted state did not end within {max_tokens} tokens", (text, gen)
                 continue
             try:
-                state = lang.parse_state(text, previous, self.program)
+                state = lang.parse_state(text, previous, self.program, self.modules)
             except lang.ParseError as exc:
                 failure = f"the predicted state does not parse: {exc}"
                 continue
@@ -478,7 +513,7 @@ class NeuralDebugger:
         closed = close_text(cut[0], constraint) if cut is not None and constraint is not None else None
         if closed is not None and cut is not None:
             try:
-                state = lang.parse_state(closed, previous, self.program)
+                state = lang.parse_state(closed, previous, self.program, self.modules)
             except lang.ParseError:
                 return failure
             note = f"{failure}; the prediction was cut there and closed"
@@ -498,10 +533,10 @@ class NeuralDebugger:
         action = Action(kind=kind)
         listing = window_listing(None, first, self.program, self._listing_context(), self._count,
                                  breakpoints=self._breakpoints, modules=self.modules)
-        prompt = self._encode(lang.render_prompt(self.program, self._breakpoints, chain, action, listing, self.modules))
+        prompt = self._encode(lang.render_prompt(self.program, self._all_breakpoints(), chain, action, listing, self.modules))
         if len(prompt) + self.max_state_tokens > self.max_model_len:
             chain = [first]
-            prompt = self._encode(lang.render_prompt(self.program, self._breakpoints, chain, action, listing, self.modules))
+            prompt = self._encode(lang.render_prompt(self.program, self._all_breakpoints(), chain, action, listing, self.modules))
         record = self._generate_state(prompt, first)
         if not isinstance(record, StateRecord):
             raise SessionError(f"cannot step back further: the model's prediction of the earlier stop is not a state ({record})")
@@ -582,7 +617,7 @@ class NeuralDebugger:
 
     def _header(self) -> list[int]:
         if self._header_ids is None:
-            self._header_ids = self._encode(lang.render_header(self.program, self._breakpoints, self._listing, self.modules))
+            self._header_ids = self._encode(lang.render_header(self.program, self._all_breakpoints(), self._listing, self.modules))
         return self._header_ids
 
     def _encode(self, text: str) -> list[int]:

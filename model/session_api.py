@@ -28,6 +28,11 @@ class DebugSession(Protocol):
         """Replace the session's line breakpoints; returns the lines accepted (executable lines)."""
         ...
 
+    def set_file_breakpoints(self, file: str, lines: list[int]) -> list[int]:
+        """Replace the line breakpoints of another user file (a module the program imports from its
+        folder; path absolute or relative to the program's folder); returns the lines accepted."""
+        ...
+
     def step(self, action: Action) -> State:
         """Take one forward action (step_into, step_over, step_return, continue, breakpoint)."""
         ...

@@ -182,6 +182,9 @@ class Trajectory(BaseModel):
     steps: list[Step] = Field(default_factory=list)
     ending: Ending | None = None
     meta: dict[str, str] = Field(default_factory=dict)  # e.g. source kind, seed, program id
+    # the other user files the program imports (path relative to its folder -> source); frames of
+    # those files carry that relative path
+    modules: dict[str, str] = Field(default_factory=dict)
 
     @property
     def states(self) -> list[State]:
