@@ -111,7 +111,7 @@ def _record(spec: ProgramSpec, policy: FilterPolicy):  # noqa: ANN202 - ProgramT
     limits = Limits(cpu_seconds=policy.cpu_seconds, wall_seconds=policy.wall_seconds, max_events=policy.max_events, max_stdout=policy.max_stdout + 1)
     if spec.path is not None:
         return record_program(path=spec.path, limits=limits)
-    return record_program(spec.source, limits=limits)
+    return record_program(spec.source, limits=limits, modules=dict(spec.modules) or None)
 
 
 def record_filtered(spec: ProgramSpec, policy: FilterPolicy):  # noqa: ANN202 - tuple[ProgramTrace | None, str | None]
@@ -148,10 +148,10 @@ def build_shard(config: SynthConfig, index: int, out: Path, progress: Callable[[
             spec = sources.draw(rng)
             program_seed = rng.getrandbits(64)
             stats.drawn += 1
-            if not seen.add(spec.source):
+            if not seen.add(spec.all_source):
                 rejected["duplicate"] += 1
                 continue
-            if guard.contains(spec.source):
+            if guard.contains(spec.all_source):
                 rejected["cruxeval function"] += 1
                 continue
             trace, reason = record_filtered(spec, config.policy)

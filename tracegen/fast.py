@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,15 +84,20 @@ def record_program(
     args: Sequence[str] = (),
     limits: Limits = Limits(),
     cwd: str | Path | None = None,
+    modules: Mapping[str, str] | None = None,
 ) -> ProgramTrace:
     """Run a program once in the sandbox and return its full trace.
 
     Give ``source`` (run as ``program.py`` in a fresh temporary folder) or ``path`` (run in place, so
     imports of sibling files work; its source is read from the file). The working directory is a
-    fresh temporary directory unless ``cwd`` is given.
+    fresh temporary directory unless ``cwd`` is given. ``modules`` (with ``source`` only): user
+    modules written beside the program, ``{relative path: source}``; frames of those files then
+    carry the relative path and the trace keeps their sources (`ProgramTrace.module_sources`).
     """
     if (source is None) == (path is None):
         raise ValueError("give exactly one of source or path")
+    if modules and path is not None:
+        raise ValueError("modules go with source (a program given by path imports its own files)")
     if path is not None:
         program = Path(path).resolve()
         if not program.is_file():
@@ -102,7 +107,16 @@ def record_program(
     with tempfile.TemporaryDirectory(prefix="tracegen-src-") as tmp:
         program = Path(tmp) / "program.py"
         program.write_text(source, encoding="utf-8")
-        return _record(program, source, None, args, limits, cwd)
+        for rel, text in (modules or {}).items():
+            target = Path(tmp) / rel
+            if target.resolve().parent != Path(tmp).resolve() and Path(tmp).resolve() not in target.resolve().parents:
+                raise ValueError(f"a module path must stay inside the program's folder: {rel!r}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        trace = _record(program, source, None, args, limits, cwd)
+        if modules:
+            trace.relativize(str(Path(tmp).resolve()), dict(modules))
+        return trace
 
 
 def _record(program: Path, text: str, shown_path: str | None, args, limits: Limits, cwd) -> ProgramTrace:
@@ -467,6 +481,10 @@ def split_breakpoints(trace: ProgramTrace, breakpoints: Sequence[Breakpoint]) ->
             lines.add(trace.adjust_breakpoint(bp))
             continue
         file, line = bp
+        if file in trace.module_sources:  # a trace whose frames carry relative paths
+            path, line = file, trace.adjust_module_breakpoint(file, int(line))
+            files.add((path, line))
+            continue
         path, line = trace.adjust_file_breakpoint(file, int(line))
         if path == program:
             lines.add(trace.adjust_breakpoint(line))

@@ -95,6 +95,7 @@ def sample_forward(trace: ProgramTrace, rng: random.Random, max_steps: int, *, m
         steps.append(Step(action=action, state=state.normalized()))
     return Trajectory(
         program=trace.source, path=trace.path, breakpoints=breakpoints, direction="forward",
+        modules=dict(trace.module_sources),
         initial=initial.normalized(), steps=steps, ending=trace.end.ending if state.finished else None,
         meta={"policy": name, "weights": _weights_text(weights)},
     )
@@ -127,6 +128,7 @@ def sample_inverse(trace: ProgramTrace, chain: InverseChain, rng: random.Random,
         return None
     return Trajectory(
         program=trace.source, path=trace.path, breakpoints=[], direction="inverse",
+        modules=dict(trace.module_sources),
         initial=chain.states[start].normalized(), steps=steps, ending=trace.end.ending,
         meta={"policy": "inverse-uniform", "start": str(start)},
     )

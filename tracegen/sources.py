@@ -53,10 +53,16 @@ class ProgramSpec:
     origin: str
     path: str | None = None
     tags: frozenset[str] = field(default_factory=frozenset)
+    modules: tuple[tuple[str, str], ...] = ()  # user modules beside the program: (relative path, source)
 
     @property
     def synthetic(self) -> bool:
-        return self.kind in ("crux", "multi")
+        return self.kind in ("crux", "multi", "project", "long")
+
+    @property
+    def all_source(self) -> str:
+        """The program and its modules' sources (what dedupe and the CruxEval guard look at)."""
+        return "\n".join([self.source, *(text for _, text in self.modules)])
 
 
 class ProgramSource(Protocol):
@@ -80,6 +86,38 @@ class SyntheticSource:
         state = rng.getrandbits(32)
         prog = generate_program(random.Random(state), self.crux_fraction)
         return ProgramSpec(prog.source, prog.kind, f"synthetic:{state:08x}", None, prog.tags)
+
+
+@dataclass
+class ProjectSource:
+    """Multi-file programs (`tracegen.synth.project`): main plus 1-2 user modules; `long_fraction` of
+    them with long modules (many functions never called)."""
+
+    long_fraction: float = 0.3
+    name: str = "project"
+
+    def draw(self, rng: random.Random) -> ProgramSpec:
+        from tracegen.synth.project import generate_project
+
+        state = rng.getrandbits(32)
+        sub = random.Random(state)
+        prog = generate_project(sub, long_modules=sub.random() < self.long_fraction)
+        return ProgramSpec(prog.source, prog.kind, f"project:{state:08x}", None, prog.tags, tuple(sorted(prog.modules.items())))
+
+
+@dataclass
+class LongSource:
+    """Long single-file programs (`tracegen.synth.project.generate_long`): a few called functions
+    among 150-600 lines of unused ones."""
+
+    name: str = "long"
+
+    def draw(self, rng: random.Random) -> ProgramSpec:
+        from tracegen.synth.project import generate_long
+
+        state = rng.getrandbits(32)
+        prog = generate_long(random.Random(state))
+        return ProgramSpec(prog.source, prog.kind, f"long:{state:08x}", None, prog.tags)
 
 
 def static_rejection(source: str) -> str | None:
@@ -229,7 +267,8 @@ class WeightedSources:
 
 
 def parse_sources(spec: str) -> WeightedSources:
-    """Parse ``kind[:arg][@weight]`` items separated by commas: ``synthetic``, ``files:PATH``,
+    """Parse ``kind[:arg][@weight]`` items separated by commas: ``synthetic``, ``project`` or
+    ``project:LONG_FRACTION`` (multi-file programs), ``long`` (long single files), ``files:PATH``,
     ``doctest`` or ``doctest:mod1+mod2`` (modules joined by ``+``). Default weight 1."""
     sources: list[ProgramSource] = []
     weights: list[float] = []
@@ -250,8 +289,19 @@ def parse_sources(spec: str) -> WeightedSources:
             sources.append(FileSource(arg))
         elif kind == "doctest":
             sources.append(DoctestSource(tuple(arg.split("+"))) if arg else DoctestSource())
+        elif kind == "project":
+            try:
+                fraction = float(arg) if arg else 0.3
+            except ValueError:
+                raise ValueError(f"project:LONG_FRACTION needs a number between 0 and 1, not {arg!r}") from None
+            if not 0 <= fraction <= 1:
+                raise ValueError(f"project:LONG_FRACTION must be between 0 and 1, not {arg}")
+            sources.append(ProjectSource(fraction))
+        elif kind == "long":
+            sources.append(LongSource())
         else:
-            raise ValueError(f"unknown program source {kind!r}; expected synthetic, files:PATH or doctest[:mod+mod]")
+            raise ValueError(f"unknown program source {kind!r}; expected synthetic, project[:LONG_FRACTION], long, "
+                             "files:PATH or doctest[:mod+mod]")
         weights.append(weight)
     if not sources:
         raise ValueError("no program sources given")
@@ -265,6 +315,6 @@ def iter_programs(sources: WeightedSources, rng: random.Random) -> Iterator[Prog
 
 
 __all__ = [
-    "ProgramSpec", "ProgramSource", "SyntheticSource", "FileSource", "DoctestSource", "WeightedSources",
+    "ProgramSpec", "ProgramSource", "SyntheticSource", "ProjectSource", "LongSource", "FileSource", "DoctestSource", "WeightedSources",
     "parse_sources", "iter_programs", "static_rejection", "doctest_program", "DEFAULT_DOCTEST_MODULES",
 ]

@@ -32,7 +32,7 @@ import dis
 import json
 import os
 import types
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from protocol.debugger import Ending
 from protocol.source_text import read_source
@@ -99,6 +99,8 @@ class ProgramTrace:
     stderr: str = ""
     lines: list[str] = field(default_factory=list)
     real_path: str | None = None  # the program file's real path, as the child ran it (``P`` record)
+    # sources of other user files by the path frames carry (set by `relativize`: relative paths)
+    module_sources: dict[str, str] = field(default_factory=dict)
 
     _code_lines: list[int] | None = None
 
@@ -151,7 +153,32 @@ class ProgramTrace:
         """The text of a 1-based line (stripped), of the program or of another user file."""
         if file is None:
             return self.lines[line - 1].strip() if 0 < line <= len(self.lines) else ""
+        if file in self.module_sources:
+            lines = self.module_sources[file].splitlines()
+            return lines[line - 1].strip() if 0 < line <= len(lines) else ""
         return _file_line(file, line)
+
+    def relativize(self, folder: str, sources: dict[str, str]) -> None:
+        """Make frames of other user files carry their path relative to `folder` (with ``/``) and keep
+        their `sources` (``{relative path: source}``), so the trace outlives the folder it ran in."""
+        prefix = folder.rstrip(os.sep) + os.sep
+        for fid, info in list(self.frames.items()):
+            if info.file is not None and info.file.startswith(prefix):
+                rel = info.file[len(prefix):].replace(os.sep, "/")
+                self.frames[fid] = replace(info, file=rel)
+        self.module_sources = dict(sources)
+
+    def adjust_module_breakpoint(self, file: str, line: int) -> int:
+        """`adjust_breakpoint` in a module of `module_sources`."""
+        try:
+            code = compile(self.module_sources[file], file, "exec", 0, dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return line
+        lines = sorted(set(_code_lines(code)))
+        if line in lines or not lines:
+            return line
+        idx = bisect.bisect_left(lines, line)
+        return lines[idx - 1] if idx > 0 else line
 
     @property
     def executed_lines(self) -> list[int]:
