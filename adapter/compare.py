@@ -28,13 +28,13 @@ class LockstepComparer:
         self._real: Any = None
         self.broken: str | None = None
 
-    def start(self, predicted: State, breakpoints: Sequence[int] = ()) -> list[dict[str, Any]]:
+    def start(self, predicted: State, breakpoints: Sequence[int | tuple[str, int]] = ()) -> list[dict[str, Any]]:
         """Start debugpy stopped on entry and compare with the predicted entry state."""
         from tracegen.debugpy_recorder import DebugpySession
 
         try:
             self._real = DebugpySession()
-            real = self._real.start(self.path, sorted(breakpoints), stop_on_entry=True, args=self.args, cwd=self.cwd)
+            real = self._real.start(self.path, list(breakpoints), stop_on_entry=True, args=self.args, cwd=self.cwd)
         except Exception as exc:  # noqa: BLE001 - debugpy failing must not end the neural session
             return self._break(f"debugpy could not start the program: {exc}")
         return self._compare(predicted, real)
@@ -45,6 +45,14 @@ class LockstepComparer:
                 self._real.set_breakpoints(lines)
             except Exception as exc:  # noqa: BLE001
                 self._break(f"debugpy refused the breakpoints: {exc}")
+
+    def set_file_breakpoints(self, file: str, lines: Sequence[int]) -> None:
+        """Breakpoints in another user file (its real path), for debugpy too."""
+        if self._real is not None and self.broken is None:
+            try:
+                self._real.set_file_breakpoints(file, lines)
+            except Exception as exc:  # noqa: BLE001
+                self._break(f"debugpy refused the breakpoints in {file}: {exc}")
 
     def step(self, action: Action, predicted: State) -> list[dict[str, Any]]:
         """Take the same action under debugpy and compare the two stops."""

@@ -281,7 +281,7 @@ class DapHandler:
         state = await self._in_thread(run.session.start)
         run.started = True
         if run.comparer is not None:
-            self._report_comparison(await self._in_thread(run.comparer.start, state, self._program_breakpoints(run)))
+            self._report_comparison(await self._in_thread(run.comparer.start, state, self._comparer_breakpoints(run)))
         if run.config.stop_on_entry:
             self._show(run, state)
         elif state.top is not None and state.top.line in self._program_breakpoints(run):
@@ -328,6 +328,14 @@ class DapHandler:
             await self._in_thread(run.session.close)
 
     # ------------------------------------------------------------------ breakpoints
+
+    def _comparer_breakpoints(self, run: _Run) -> list[int | tuple[str, int]]:
+        """The session breakpoints for debugpy: the program's lines, then (real path, line) in other user files."""
+        out: list[int | tuple[str, int]] = sorted(self._program_breakpoints(run))
+        for path, lines in self.breakpoints.items():
+            if path != str(run.program.path) and _library_file(run.program.path, os.path.realpath(path)) is None:
+                out += [(os.path.realpath(path), n) for n in lines]
+        return out
 
     def _program_breakpoints(self, run: _Run) -> set[int]:
         return set(self.breakpoints.get(str(run.program.path), []))
@@ -376,8 +384,11 @@ class DapHandler:
             accepted = set(await self._in_thread(run.session.set_breakpoints, sorted(accepted)))
         self.breakpoints[path] = sorted(accepted)
         self.rules[path] = rules
-        if run is not None and run.comparer is not None and not other:
-            await self._in_thread(run.comparer.set_breakpoints, sorted(accepted))
+        if run is not None and run.comparer is not None:
+            if other:
+                await self._in_thread(run.comparer.set_file_breakpoints, path, sorted(accepted))
+            else:
+                await self._in_thread(run.comparer.set_breakpoints, sorted(accepted))
         result = []
         for i, line in enumerate(wanted):
             item: dict[str, Any] = {"id": i + 1, "verified": line in accepted, "line": self._line_out(line), "source": {"path": source.path}}

@@ -176,3 +176,28 @@ def test_tiny_model_session_on_a_project_never_fails(adapter, tmp_path: Path, ti
                 break
         assert seen
         client.request("disconnect")
+
+
+def test_compare_with_debugpy_follows_breakpoints_in_modules(adapter, tmp_path: Path) -> None:
+    """compareWith "debugpy" on a project: breakpoints in a module (set before and after the start)
+    reach debugpy too, so the lockstep comparison agrees at every stop."""
+    project = next(p for p in projects() if p.name == "project_siblings")
+    main = project.write(tmp_path)
+    with adapter.client() as client:
+        client.ok("initialize", {"adapterID": "neural"})
+        client.ok("launch", {"program": str(main), "backend": "oracle", "stopOnEntry": True, "compareWith": "debugpy"})
+        client.ok("setBreakpoints", {"source": {"path": str(tmp_path / "pricing.py")}, "breakpoints": [{"line": 12}]})
+        client.ok("configurationDone")
+        client.wait_event("stopped")
+        client.ok("continue", {"threadId": 1})
+        assert client.wait_event("stopped")["body"]["reason"] == "breakpoint"
+        client.ok("setBreakpoints", {"source": {"path": str(tmp_path / "report.py")}, "breakpoints": [{"line": 3}]})
+        client.ok("setBreakpoints", {"source": {"path": str(tmp_path / "pricing.py")}, "breakpoints": []})
+        client.ok("continue", {"threadId": 1})
+        assert client.wait_event("stopped")["body"]["reason"] == "breakpoint"
+        client.ok("continue", {"threadId": 1})
+        client.wait_event("exited")
+        summary = client.wait_event("neuralComparisonSummary")["body"]
+        divergences = [e["body"] for e in client.drain("neuralDivergence")]
+        client.ok("disconnect")
+    assert divergences == [] and summary["stops"] == summary["matched"] == 4, summary
