@@ -102,7 +102,7 @@ class DapHandler:
         self.rules: dict[str, dict[int, BreakpointRule]] = {}  # source path -> line -> condition/hit count/log message
         self.exception_filters: set[str] = {"uncaught"}
         self.variables = VariableStore()
-        # Frame ids are new at every stop (as debugpy's are): frames of stop k are
+        # Frame ids are new at every stop (debugpy keeps a frame's id while it lives): frames of stop k are
         # frame_base+1..frame_base+n. VS Code keeps a stop's lazily loaded rows (and a "Load More
         # Stack Frames" link) when the next stop's frames compare equal by id, name and line.
         self.frame_base = 0

@@ -16,6 +16,9 @@ from protocol.debugger import State, normalize_repr
 
 STACK_ROW = re.compile(r"^(?P<name>.+?) (?P<file>\S+) (?P<line>\d+):(?P<col>\d+)$")
 RETURN_PREFIX = "(return) "
+LOAD_MORE = "Load More Stack Frames"
+DIVERGENCE = "neural debugger vs debugpy: stop "
+SUMMARY = re.compile(r"^neural debugger vs debugpy: (\d+/\d+ stops matched|no stops compared)")
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,9 @@ def check_stop(index: int, observed: dict[str, Any], adapter: AdapterStop | None
         problems.append(Mismatch(index, what, detail))
 
     if observed["event"] == "terminated":
+        left = ui_stack(observed.get("stack", []))
+        if left:
+            bad("Call Stack view", f"the adapter ended the session (terminated), VS Code still shows frames {left}")
         if expected is not None and not expected.finished:
             bad("end", f"the session ended; debugpy stops at {expected.location} ({expected.reason.value})")
         return problems
@@ -100,6 +106,9 @@ def check_stop(index: int, observed: dict[str, Any], adapter: AdapterStop | None
     shown_stack = ui_stack(observed.get("stack", []))
     if shown_stack != [(squash(name), line) for name, line in adapter.stack]:
         bad("Call Stack view", f"VS Code shows {shown_stack}, the adapter sent {adapter.stack}")
+    sent_all = adapter.total_frames is not None and len(adapter.stack) >= adapter.total_frames
+    if sent_all and any(LOAD_MORE in row.get("text", "") for row in observed.get("stack", [])):
+        bad("Call Stack view", f'VS Code shows "{LOAD_MORE}" though the adapter sent all {adapter.total_frames} frames')
     shown_locals = ui_locals(observed.get("variables", []))
     if shown_locals != _squashed(adapter.locals):
         bad("Variables view", f"VS Code shows {shown_locals}, the adapter sent {adapter.locals}")
@@ -170,13 +179,27 @@ def check_session(observations: dict[str, Any], session: AdapterSession, expecte
 def summary_line(session: AdapterSession) -> str | None:
     """The adapter's comparison summary as sent in an output event (first line), if any."""
     for text in session.output:
-        if "neural debugger vs debugpy:" in text:
+        if SUMMARY.search(text):
             return text.strip().splitlines()[0]
     return None
 
 
-def check_summary(observations: dict[str, Any], session: AdapterSession, stops_seen: int) -> list[Mismatch]:
-    """The compareWith run: the summary the adapter sent shows in VS Code's Debug Console, all stops matched."""
+def check_divergences(observations: dict[str, Any], session: AdapterSession) -> list[Mismatch]:
+    """The compareWith run of a model: each divergence row VS Code's Debug Console shows is one the
+    adapter sent, and when it sent some, some show (the console shows its latest rows only)."""
+    sent = [squash(text) for text in session.output if text.startswith(DIVERGENCE)]
+    shown = [row for row in observations.get("console", []) if row.startswith(DIVERGENCE)]
+    problems = [Mismatch(-1, "Debug Console", f"VS Code shows {row!r}, which the adapter never sent")
+                for row in shown if not any(row == text or text.startswith(row) for text in sent)]
+    if sent and not shown:
+        problems.append(Mismatch(-1, "Debug Console", f"the adapter sent {len(sent)} divergences, VS Code shows none: "
+                                 f"{observations.get('console', [])[-5:]}"))
+    return problems
+
+
+def check_summary(observations: dict[str, Any], session: AdapterSession, stops_seen: int, all_match: bool = True) -> list[Mismatch]:
+    """The compareWith run: the summary the adapter sent shows in VS Code's Debug Console; with the
+    oracle (`all_match`), every stop matched."""
     line = summary_line(session)
     if line is None:
         return [Mismatch(-1, "comparison summary", f"the adapter sent no summary; its output: {session.output}")]
@@ -184,6 +207,8 @@ def check_summary(observations: dict[str, Any], session: AdapterSession, stops_s
     console = observations.get("console", [])
     if not any(line in row for row in console):
         problems.append(Mismatch(-1, "comparison summary", f"{line!r} is not in VS Code's Debug Console: {console}"))
+    if not all_match:
+        return problems
     match = re.search(r"(\d+)/(\d+) stops matched", line)
     if not match:
         problems.append(Mismatch(-1, "comparison summary", f"unreadable summary {line!r}"))

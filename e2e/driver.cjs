@@ -87,6 +87,61 @@ async function tapQuiet(tapLog, quietMs, timeoutMs) {
   }
 }
 
+function adapterStack(tapLog) {
+  // The call stack the adapter sent for its latest stop ("name line" per frame, from the stackTrace
+  // replies after the last stopped event) and its totalFrames; null before any reply.
+  let text = '';
+  try {
+    text = fs.readFileSync(tapLog, 'utf8');
+  } catch (err) {
+    return null;
+  }
+  const entries = [];
+  for (const line of text.split('\n')) {
+    try {
+      entries.push(JSON.parse(line));
+    } catch (err) {
+      // a line being written
+    }
+  }
+  const requests = new Map();
+  for (const e of entries) {
+    if (e.dir === 'in' && e.msg.type === 'request') {
+      requests.set(e.msg.seq, e.msg);
+    }
+  }
+  let stack = null;
+  let total = null;
+  for (const e of entries) {
+    if (e.dir !== 'out') {
+      continue;
+    }
+    if (e.msg.type === 'event' && e.msg.event === 'stopped') {
+      stack = null;
+      total = null;
+    } else if (e.msg.type === 'response' && e.msg.command === 'stackTrace' && e.msg.success && e.msg.body) {
+      const request = requests.get(e.msg.request_seq) || {};
+      const start = (request.arguments && request.arguments.startFrame) || 0;
+      const frames = (e.msg.body.stackFrames || []).map((f) => `${f.name} ${f.line}`);
+      stack = (stack || []).slice(0, start).concat(frames);
+      total = e.msg.body.totalFrames;
+    }
+  }
+  return stack === null ? null : { stack, total };
+}
+
+function shownStack(views) {
+  // "name line" of each frame row of the Call Stack view (other rows, e.g. "Load More Stack Frames", skipped).
+  const frames = [];
+  for (const row of views.stack) {
+    const m = /^(.+?) (\S+) (\d+):(\d+)$/.exec(row.text);
+    if (m) {
+      frames.push(`${m[1]} ${m[3]}`);
+    }
+  }
+  return frames;
+}
+
 async function readViews(page) {
   return page.evaluate(() => {
     const rows = (selector) => Array.from(document.querySelectorAll(selector)).map((row) => ({
@@ -266,6 +321,10 @@ async function notifications(page) {
     .map((el) => el.innerText.trim()));
 }
 
+async function focusEditor(page, timeoutMs) {
+  await page.locator('.editor-instance .monaco-editor textarea').first().focus({ timeout: timeoutMs });
+}
+
 async function pressAction(page, action, timeoutMs) {
   const keys = { start: 'F5', continue: 'F5', next: 'F10', stepIn: 'F11', stepOut: 'Shift+F11' };
   if (action === 'stepBack') {
@@ -279,7 +338,8 @@ async function pressAction(page, action, timeoutMs) {
   }
   if (action !== 'start') {
     // Keys go to the workbench; the editor is the safest focus (the console input would take F-keys too).
-    await page.locator('.editor-instance .monaco-editor .view-lines').first().click({ position: { x: 400, y: 5 } });
+    // Focus its input rather than click: a click lands wherever the editor has scrolled to.
+    await focusEditor(page, timeoutMs);
   }
   await page.keyboard.press(keys[action]);
 }
@@ -311,6 +371,28 @@ async function main() {
     result.phase = 'open Run and Debug';
     await page.keyboard.press('Control+Shift+D');
     await page.locator('.debug-view-content, .debug-pane, .debug-viewlet').first().waitFor({ timeout: t.ui }).catch(() => {});
+    if (scenario.consoleOpen) {
+      result.phase = 'open the Debug Console';
+      await runCommand(page, 'Debug Console: Focus on Debug Console View', t.ui);
+      await page.locator('.repl').first().waitFor({ timeout: t.ui });
+      await focusEditor(page, t.ui);
+    }
+
+    if (scenario.expectNotification) {
+      // No session should start: F5, then VS Code must show the extension's error notification.
+      result.phase = 'F5, waiting for the error notification';
+      await pressAction(page, 'start', t.ui);
+      await waitFor(`a notification saying "${scenario.expectNotification}"`, t.stop,
+        async () => (await notifications(page)).some((text) => text.includes(scenario.expectNotification)));
+      await sleep(1000);
+      result.notifications = await notifications(page);
+      result.sessionStarted = await page.locator('.debug-toolbar').first().isVisible().catch(() => false);
+      result.sessionStarted = result.sessionStarted || tapEvents(scenario.tapLog).stopped > 0;
+      await page.screenshot({ path: path.join(scenario.outDir, 'notification.png') });
+      result.ok = true;
+      result.phase = 'done';
+      return;
+    }
 
     for (const [index, step] of scenario.steps.entries()) {
       result.phase = `step ${index} (${step.action})`;
@@ -328,13 +410,24 @@ async function main() {
       result.stops.push(stop);
       if (event === 'stopped') {
         // VS Code asks for the stack in parts and re-renders later: wait until it has stopped asking
-        // (the tap log is quiet), then until the views are stable.
+        // (the tap log is quiet), then until the Call Stack shows what the adapter sent (VS Code
+        // first shows the new top frame over the previous stop's rows), then until the views are stable.
         await tapQuiet(scenario.tapLog, 1000, t.settle);
+        const sent = adapterStack(scenario.tapLog);
+        if (sent) {
+          await waitFor('the Call Stack view to show the adapter\'s frames', t.settle,
+            async () => JSON.stringify(shownStack(await readViews(page))) === JSON.stringify(sent.stack)).catch(() => {});
+        }
         const views = await settledViews(page, t.settle);
         stop.stack = views.stack;
         stop.variables = views.variables;
       } else {
-        await sleep(1500);
+        // The session ended: VS Code drops its Call Stack rows once it has disconnected.
+        await waitFor('the Call Stack view to empty after the session ended', t.settle,
+          async () => shownStack(await readViews(page)).length === 0).catch(() => {});
+        const views = await readViews(page);
+        stop.stack = views.stack;
+        stop.variables = views.variables;
       }
       stop.screenshot = path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-${step.action}.png`);
       await page.screenshot({ path: stop.screenshot });

@@ -67,9 +67,15 @@ class Tools:
         return tools
 
     def env(self, home: Path) -> dict[str, str]:
-        """The environment for code-server and the driver: Node 24 first on PATH, config under `home`."""
+        """The environment for code-server and the driver: Node 24 first on PATH, config under `home`.
+
+        PATH keeps no folder with a ``neural-debugger`` in it (an activated virtualenv's, say): the
+        extension must find its adapter through what each workspace says, or say it found none.
+        """
         env = dict(os.environ)
-        env["PATH"] = f"{self.node_bin}{os.pathsep}{env.get('PATH', '')}"
+        kept = [d for d in env.get("PATH", "").split(os.pathsep) if d and not (Path(d) / "neural-debugger").exists()]
+        env["PATH"] = os.pathsep.join([str(self.node_bin), *kept])
+        env.pop("VIRTUAL_ENV", None)
         env["XDG_CONFIG_HOME"] = str(home / "config")
         env["XDG_DATA_HOME"] = str(home / "data")
         env["NODE_PATH"] = str(self.driver_modules)
@@ -115,11 +121,16 @@ def make_workspace(root: Path, scenario: Scenario, tools: Tools, model: Path | N
     tap_log = root / f"dap-{scenario.name}.jsonl"
     tap_log.write_text("", encoding="utf-8")
     tap_script = root / f"adapter-{scenario.name}.sh"
-    write_tap_script(tap_script, tools, tap_log)
+    if scenario.adapter == "exits":
+        tap_script.write_text("#!/bin/sh\necho 'this adapter exits at once' >&2\nexit 3\n", encoding="utf-8")
+        tap_script.chmod(0o755)
+    else:
+        write_tap_script(tap_script, tools, tap_log)
     launch = {"version": "0.2.0", "configurations": [launch_configuration(scenario, source.name, model)]}
     (workspace / ".vscode" / "launch.json").write_text(json.dumps(launch, indent=2), encoding="utf-8")
-    settings = {"neuralDebugger.command": str(tap_script)}
-    (workspace / ".vscode" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    if scenario.adapter != "none":  # "none": no setting, no .venv: the extension must say it found nothing
+        settings = {"neuralDebugger.command": str(tap_script)}
+        (workspace / ".vscode" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
     return workspace, tap_log
 
 
@@ -236,7 +247,8 @@ def run_driver(tools: Tools, home: Path, scenario: Scenario, url: str, tap_log: 
         steps.append({"action": step.action, "hover": hovers, "console": step.console})
     spec = {"url": url, "tapLog": str(tap_log), "outDir": str(out_dir), "program": program.name,
             "breakpoints": scenario.breakpoints, "steps": steps, "chromium": str(tools.chromium),
-            "readConsoleAtEnd": read_console_at_end}
+            "readConsoleAtEnd": read_console_at_end, "consoleOpen": scenario.console_open,
+            "expectNotification": scenario.notification[0] if scenario.notification else None}
     spec_path = out_dir / f"scenario-{scenario.name}.json"
     obs_path = out_dir / f"observations-{scenario.name}.json"
     spec_path.write_text(json.dumps(spec, indent=2), encoding="utf-8")

@@ -11,18 +11,20 @@ not start, with which and why. Screenshots of every stop stay under the run fold
 """
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
-from e2e.check import Mismatch, check_session, check_summary
+from e2e.check import SUMMARY, Mismatch, check_divergences, check_session, check_summary, ui_stack
 from e2e.harness import REPO_ROOT, CodeServer, E2EError, Tools, make_workspace, run_driver
-from e2e.scenario import Scenario, compare_scenario, demo_scenario, expected_states, model_scenario
+from e2e.scenario import (Scenario, adapter_exits_scenario, compare_scenario, demo_scenario, expected_states,
+                          model_scenario, no_adapter_scenario)
 from e2e.traffic import adapter_session, read_log
 
 app = typer.Typer(add_completion=False, help=__doc__)
@@ -41,20 +43,43 @@ def scenarios(model: str, checkpoint: Optional[Path]) -> list[tuple[Scenario, Op
     folder = checkpoint.resolve() if checkpoint else Path(DEFAULT_CHECKPOINT)
     if model == "on" or (model == "auto" and (folder / "config.json").is_file()):
         chosen.append((model_scenario(), folder))
+    chosen += [(no_adapter_scenario(), None), (adapter_exits_scenario(), None)]
     return chosen
+
+
+def check_notification(scenario: Scenario, observations: dict[str, Any]) -> list[Mismatch]:
+    """A scenario without a usable adapter: no session, and the error notification says what was tried."""
+    if not observations.get("ok"):
+        return [Mismatch(-1, "VS Code", str(observations.get("error")))]
+    shown = observations.get("notifications", [])
+    text = next((t for t in shown if scenario.notification[0] in t), None)
+    if text is None:
+        return [Mismatch(-1, "notification", f"no notification says {scenario.notification[0]!r}; VS Code shows {shown}")]
+    problems = [Mismatch(-1, "notification", f"it does not say {part!r}: {text!r}")
+                for part in scenario.notification[1:] if part not in text]
+    if observations.get("sessionStarted"):
+        problems.append(Mismatch(-1, "session", "a debug session started although there is no adapter to run"))
+    return problems
 
 
 def run_scenario(server: CodeServer, tools: Tools, run_dir: Path, scenario: Scenario, checkpoint: Optional[Path]) -> list[Mismatch]:
     """One scenario: expectations, workspace, driver, checks."""
     started = time.monotonic()
     expected = None
-    if scenario.backend == "oracle":
+    if scenario.backend == "oracle" and not scenario.notification:
         say(f"[{scenario.name}] recording real debugpy for {len(scenario.steps)} steps of {scenario.program}")
         expected = expected_states(scenario, REPO_ROOT)
     workspace, tap_log = make_workspace(run_dir, scenario, tools, checkpoint)
-    say(f"[{scenario.name}] driving VS Code ({scenario.backend} backend{', compareWith debugpy' if scenario.compare_with else ''})")
     shots = run_dir / f"screenshots-{scenario.name}"
     shots.mkdir(exist_ok=True)
+    if scenario.notification:
+        say(f"[{scenario.name}] F5 with adapter={scenario.adapter}: expecting the extension's error notification")
+        observations = run_driver(tools, server.home, scenario, server.url(workspace), tap_log, shots)
+        problems = check_notification(scenario, observations)
+        say(f"[{scenario.name}] notification checked in {time.monotonic() - started:.0f} s: "
+            + ("as expected" if not problems else f"{len(problems)} mismatches"))
+        return problems
+    say(f"[{scenario.name}] driving VS Code ({scenario.backend} backend{', compareWith debugpy' if scenario.compare_with else ''})")
     observations = run_driver(tools, server.home, scenario, server.url(workspace), tap_log, shots,
                               read_console_at_end=scenario.compare_with is not None)
     session = adapter_session(read_log(tap_log))
@@ -68,8 +93,12 @@ def run_scenario(server: CodeServer, tools: Tools, run_dir: Path, scenario: Scen
                                      "did the extension activate and read neuralDebugger.command?"))
     problems += check_session(observations, session, expected)
     if scenario.compare_with:
-        problems += check_summary(observations, session, sum(1 for s in observations.get("stops", []) if s["event"] == "stopped"))
-        sent = sum("neural debugger vs debugpy:" in text for text in session.output)
+        oracle = scenario.backend == "oracle"
+        problems += check_summary(observations, session, sum(1 for s in observations.get("stops", []) if s["event"] == "stopped"),
+                                  all_match=oracle)
+        if not oracle:
+            problems += check_divergences(observations, session)
+        sent = sum(bool(SUMMARY.search(text)) for text in session.output)
         if sent > 1:
             say(f"[{scenario.name}] note: the adapter sent the comparison summary {sent} times (on exit and again on disconnect)")
     if observations.get("endedEarly"):
@@ -107,7 +136,8 @@ def main(
     keep: bool = typer.Option(False, help="Keep the run folder (screenshots, logs) even when everything passed."),
     retries: int = typer.Option(0, min=0, max=3, help="Run a scenario again (in a fresh workspace) when the browser side timed out "
                                 "(a dropped hover, a slow view); mismatches in what was shown are never retried."),
-    docs_screenshot: bool = typer.Option(False, help=f"Copy the breakpoint stop's screenshot (with the hover) to {DOCS_SCREENSHOT.relative_to(REPO_ROOT)}."),
+    only: str = typer.Option("", help="Run only these scenarios (comma-separated names, e.g. model,no-adapter)."),
+    docs_screenshot: bool = typer.Option(False, help=f"Copy a screenshot (the model run's deepest stop with the Debug Console, else the oracle breakpoint stop) to {DOCS_SCREENSHOT.relative_to(REPO_ROOT)}."),
 ) -> None:
     """Run the end-to-end scenarios; exit 0 (all agree), 1 (mismatches) or 2 (a component failed)."""
     if model not in ("auto", "on", "off"):
@@ -122,6 +152,12 @@ def main(
             say(f"installing the extension {vsix.name} into code-server")
             say(f"installed {server.install_extension(vsix)}")
             chosen = scenarios(model, checkpoint)
+            if only:
+                wanted = {name.strip() for name in only.split(",") if name.strip()}
+                unknown = wanted - {scenario.name for scenario, _ in chosen}
+                if unknown:
+                    raise typer.BadParameter(f"--only: no scenario {sorted(unknown)} (with --model {model})")
+                chosen = [(scenario, folder) for scenario, folder in chosen if scenario.name in wanted]
             first_workspace, _ = make_workspace(run_dir, chosen[0][0], tools, chosen[0][1])
             say("starting code-server on 127.0.0.1")
             server.start(first_workspace)
@@ -131,7 +167,7 @@ def main(
         say(f"FAILED: {exc.component} could not start or answer: {exc.reason}")
         say(f"logs and screenshots kept in {run_dir}")
         raise typer.Exit(2) from None
-    if docs_screenshot:
+    if docs_screenshot and not problems:
         _copy_docs_screenshot(run_dir)
     elapsed = time.monotonic() - started
     if problems:
@@ -144,11 +180,26 @@ def main(
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
+def _model_shot(folder: Path) -> list[Path]:
+    """The model run's stop with the deepest Call Stack (first such; step backs and ends left out)."""
+    observed = folder / "observations-model.json"
+    if not observed.is_file():
+        return []
+    stops = [s for s in json.loads(observed.read_text(encoding="utf-8")).get("stops", [])
+             if s.get("event") == "stopped" and s.get("action") != "stepBack" and s.get("screenshot")]
+    if not stops:
+        return []
+    best = max(stops, key=lambda s: len(ui_stack(s.get("stack", []))))
+    return [Path(best["screenshot"])]
+
+
 def _copy_docs_screenshot(run_dir: Path) -> None:
-    """The breakpoint stop (with the hover) of the model run if there was one, else of the oracle demo run."""
+    """The model run's deepest stop, with compareWith's divergences in the Debug Console, if there was a
+    model run; else the oracle demo run's breakpoint stop (with the hover)."""
     for name in ("model", "demo"):
         folder = run_dir / f"screenshots-{name}"
-        shots = sorted(folder.glob("stop-*-hover-*.png")) or sorted(folder.glob("stop-*-continue.png"))
+        shots = _model_shot(folder) if name == "model" else (sorted(folder.glob("stop-*-hover-*.png"))
+                                                             or sorted(folder.glob("stop-*-continue.png")))
         if shots:
             DOCS_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(shots[0], DOCS_SCREENSHOT)

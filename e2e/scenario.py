@@ -42,6 +42,11 @@ class Scenario(BaseModel):
     steps: list[UiStep]
     compare_with: Literal["debugpy"] | None = None
     backend: Literal["oracle", "transformers"] = "oracle"
+    # How the workspace names the adapter: "tap" (neuralDebugger.command = the DAP tap around the
+    # project's adapter), "none" (no setting, no .venv, none on PATH), "exits" (a command that exits at once).
+    adapter: Literal["tap", "none", "exits"] = "tap"
+    notification: list[str] = Field(default_factory=list)  # texts VS Code's error notification must show
+    console_open: bool = False  # open the Debug Console panel before starting (screenshots show it)
 
 
 def effective_scripts(steps: list[UiStep]) -> list[list[str]]:
@@ -113,9 +118,32 @@ def compare_scenario() -> Scenario:
 
 
 def model_scenario() -> Scenario:
-    """examples/demo.py with a real model (transformers): each kind of step, checked against the adapter only.
+    """examples/demo.py with the shipped model (transformers) and ``compareWith: debugpy``.
 
-    No hovers or Debug Console expressions: which names exist depends on what the model predicts.
+    Each kind of step; VS Code is checked against what the adapter sent (predictions are not
+    expected to equal debugpy), and the divergences and summary the adapter reported must be in the
+    Debug Console, which stays open. No hovers or typed expressions: which names exist depends on
+    what the model predicts.
     """
-    steps = [UiStep(action=a) for a in ("start", "next", "next", "stepIn", "stepOut", "stepBack", "continue")]
-    return Scenario(name="model", program="examples/demo.py", steps=steps, backend="transformers")
+    steps = [UiStep(action=a) for a in ("start", "next", "next", "stepIn", "next", "stepOut", "stepBack", "continue")]
+    return Scenario(name="model", program="examples/demo.py", steps=steps, backend="transformers",
+                    compare_with="debugpy", console_open=True)
+
+
+def no_adapter_scenario() -> Scenario:
+    """F5 in a workspace with no neuralDebugger.command, no .venv and no neural-debugger on PATH.
+
+    The session must not start, and VS Code must show the extension's error notification listing
+    what was tried and how to fix it.
+    """
+    return Scenario(name="no-adapter", program="examples/demo.py", steps=[UiStep(action="start")], adapter="none",
+                    notification=["no adapter found to run `neural-debugger dap`", "setting neuralDebugger.command: not set",
+                                  "Python extension (ms-python.python): not installed",
+                                  "/workspace-no-adapter/.venv/bin/neural-debugger: does not exist",
+                                  "neural-debugger on PATH: not found", "set neuralDebugger.command"])
+
+
+def adapter_exits_scenario() -> Scenario:
+    """F5 with neuralDebugger.command naming a program that exits at once: VS Code says so."""
+    return Scenario(name="adapter-exits", program="examples/demo.py", steps=[UiStep(action="start")], adapter="exits",
+                    notification=["exited before answering VS Code (exit code 3)", "Run that command in a terminal"])

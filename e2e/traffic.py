@@ -30,6 +30,7 @@ class AdapterStop:
     reason: str
     stack: list[tuple[str, int]] = field(default_factory=list)  # (name, line), innermost first
     locals: dict[str, str] | None = None  # the top frame's Locals scope, in the adapter's order
+    total_frames: int | None = None  # the stackTrace replies' totalFrames
     evaluations: list[Evaluation] = field(default_factory=list)
 
 
@@ -113,6 +114,8 @@ def adapter_session(entries: list[dict[str, Any]]) -> AdapterSession:
             start = int(args.get("startFrame") or 0)
             frames = body.get("stackFrames") or []
             stop.stack = stop.stack[:start] + [(f.get("name", ""), int(f.get("line", 0))) for f in frames]
+            if body.get("totalFrames") is not None:
+                stop.total_frames = int(body["totalFrames"])
             if frames and start == 0:
                 top_frame_ids.add(frames[0].get("id"))
         elif command == "scopes" and args.get("frameId") in top_frame_ids:

@@ -357,7 +357,8 @@ def render_trajectory(traj: Trajectory) -> list[Segment]:
     Segment boundaries fall next to special tokens, so tokenizing segment by segment gives the
     same ids as tokenizing the whole text (the loss mask is the `predicted` flag per segment).
     """
-    return render_segments(traj.program, traj.breakpoints, [traj.initial, *traj.steps])
+    return render_segments(traj.program, [*traj.breakpoints, *traj.file_breakpoints], [traj.initial, *traj.steps],
+                           modules=traj.modules or None)
 
 
 def render_text(segments: Sequence[Segment]) -> str:
@@ -443,7 +444,7 @@ def render_windows(traj: Trajectory, max_tokens: int, count_tokens: Callable[[st
         snapshot = states[index]
         listing = window_listing(listing, snapshot, traj.program, max_tokens, count_tokens,
                                  breakpoints=traj.breakpoints, modules=modules)
-        header = render_header(traj.program, traj.breakpoints, listing, modules)
+        header = render_header(traj.program, [*traj.breakpoints, *traj.file_breakpoints], listing, modules)
         first = render_state(snapshot, None)
         segments = [Segment(header, False), Segment(first, False)]
         used = count_tokens(header) + count_tokens(first)

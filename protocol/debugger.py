@@ -177,6 +177,7 @@ class Trajectory(BaseModel):
     program: str
     path: str | None = None
     breakpoints: list[int] = Field(default_factory=list)
+    file_breakpoints: list[tuple[str, int]] = Field(default_factory=list)  # (module path, line) in `modules`
     direction: Literal["forward", "inverse"] = "forward"
     initial: State
     steps: list[Step] = Field(default_factory=list)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e.check import Mismatch, check_session, check_summary, ui_locals, ui_stack
+from e2e.check import Mismatch, check_divergences, check_session, check_summary, summary_line, ui_locals, ui_stack
 from e2e.dap_tap import FrameSplitter
 from e2e.scenario import UiStep, effective_scripts, maximal_scripts
 from e2e.traffic import adapter_session, read_log
@@ -65,7 +65,7 @@ def run_tapped_session(tmp_path: Path, program: Path) -> Path:
     trace = {"command": "stackTrace", "arguments": {"threadId": 1, "startFrame": 0, "levels": 1}}
     rest = {"command": "stackTrace", "arguments": {"threadId": 1, "startFrame": 1, "levels": 19}}
     step = {"command": "next", "arguments": {"threadId": 1}}
-    # One frame per stop, and frame ids are new at every stop (as debugpy's): stop k's frame is k.
+    # One frame per stop, and frame ids are new at every stop: stop k's frame is k.
     scopes = [{"command": "scopes", "arguments": {"frameId": k}} for k in (1, 2, 3)]
     bodies = [
         {"command": "initialize", "arguments": {"adapterID": "neural", "supportsVariableType": True}},
@@ -142,6 +142,52 @@ def test_checks_catch_a_view_that_disagrees_with_the_adapter(tapped: Path) -> No
     assert found == {"Call Stack view", "Variables view", "hover x"}
     assert check_session({"stops": shown[:2]}, session, None)[0].what == "stops"
     assert check_summary({"console": []}, session, 3)[0].what == "comparison summary"
+
+
+def test_checks_catch_load_more_and_rows_left_after_the_end(tapped: Path) -> None:
+    """"Load More Stack Frames" under a stack the adapter sent whole, and frames shown after terminated."""
+    session = adapter_session(read_log(tapped))
+    session.stops[1].locals = {"x": "[3, 1]"}
+    session.stops[2].locals = {"x": "[3, 1]", "y": "2"}
+    assert session.stops[0].total_frames == 1
+    shown = [view(1, {}), view(2, {"x": "[3, 1]"}), view(3, {"x": "[3, 1]", "y": "2"})]
+    shown[1]["stack"].append({"text": "Load More Stack Frames"})
+    problems = check_session({"stops": shown}, session, None)
+    assert [(m.stop, m.what) for m in problems] == [(1, "Call Stack view")] and "Load More" in problems[0].detail
+    ended = {"event": "terminated", "stack": [{"text": "<module> prog.py 3:1"}], "variables": []}
+    problems = check_session({"stops": shown[:1] + [view(2, {"x": "[3, 1]"}), view(3, {"x": "[3, 1]", "y": "2"}), ended]}, session, None)
+    assert [(m.stop, m.what) for m in problems] == [(3, "Call Stack view")], problems
+
+
+def test_model_comparison_rows_must_be_what_the_adapter_sent(tapped: Path) -> None:
+    session = adapter_session(read_log(tapped))
+    divergence = "neural debugger vs debugpy: stop 2: stop: predicted step at <module>:15; debugpy step at <module>:4"
+    session.output = ["neural debugger: loading\n", divergence + "\n", "neural debugger vs debugpy: 1/3 stops matched; first divergence at stop 2\n"]
+    assert summary_line(session) == "neural debugger vs debugpy: 1/3 stops matched; first divergence at stop 2"
+    console = [divergence, "neural debugger vs debugpy: 1/3 stops matched; first divergence at stop 2"]
+    assert check_divergences({"console": console}, session) == []
+    assert check_summary({"console": console}, session, 3, all_match=False) == []
+    assert check_summary({"console": console}, session, 3)[0].what == "comparison summary"  # the oracle must match all
+    stale = console + ["neural debugger vs debugpy: stop 9: a row from another session"]
+    assert [m.what for m in check_divergences({"console": stale}, session)] == ["Debug Console"]
+    assert [m.what for m in check_divergences({"console": console[1:]}, session)] == ["Debug Console"]
+
+
+def test_notification_check_names_what_is_missing() -> None:
+    from e2e.run import check_notification
+    from e2e.scenario import no_adapter_scenario
+
+    scenario = no_adapter_scenario()
+    text = ("Neural Debugger: no adapter found to run `neural-debugger dap`. Tried: 1. setting neuralDebugger.command: not set; "
+            "2. Python extension (ms-python.python): not installed; 3. setting python.defaultInterpreterPath: not set; "
+            "4. /tmp/r/workspace-no-adapter/.venv/bin/neural-debugger: does not exist; 5. neural-debugger on PATH: not found. "
+            "Fix: ..., or set neuralDebugger.command to the path of `neural-debugger`.")
+    assert check_notification(scenario, {"ok": True, "notifications": [text]}) == []
+    missing = check_notification(scenario, {"ok": True, "notifications": [text.replace("5. neural-debugger on PATH: not found", "")]})
+    assert [m.what for m in missing] == ["notification"] and "on PATH" in missing[0].detail
+    started = check_notification(scenario, {"ok": True, "notifications": [text], "sessionStarted": True})
+    assert [m.what for m in started] == ["session"]
+    assert check_notification(scenario, {"ok": True, "notifications": []})[0].what == "notification"
 
 
 def test_only_a_ui_timeout_is_worth_a_rerun() -> None:

@@ -110,3 +110,24 @@ def test_fast_recorder_matches_debugpy_on_a_generated_project(tmp_path: Path) ->
     real = relative_states(record_debugpy(tmp_path / "main.py", actions, breakpoints), tmp_path)
     fast = replay(record_program(project.source, modules=project.modules), actions, breakpoints)
     assert not state_differences(fast, real)
+
+
+def test_trajectories_of_projects_have_module_breakpoints_that_render_and_parse_back() -> None:
+    from model import language as L
+    from tracegen.sampling import sample_trajectories
+
+    with_bp = hits = 0
+    for seed in range(8):
+        project = generate_project(random.Random(seed))
+        trace = record_program(project.source, modules=project.modules)
+        for traj in sample_trajectories(trace, random.Random(seed), 6, 30, inverse_fraction=0.0):
+            if not traj.file_breakpoints:
+                continue
+            with_bp += 1
+            assert all(file in traj.modules for file, _ in traj.file_breakpoints)
+            hits += any(s.reason.value == "breakpoint" and s.top is not None and s.top.file for s in traj.states)
+            text = L.render_text(L.render_trajectory(traj))
+            breakpoints, pairs = L.parse_session(text, traj.program, traj.modules)
+            assert sorted(map(str, breakpoints)) == sorted(map(str, [*traj.breakpoints, *traj.file_breakpoints]))
+            assert [s for _, s in pairs] == [L.canonical_state(s, traj.program, traj.modules) for s in traj.states]
+    assert with_bp >= 3 and hits >= 1

@@ -39,6 +39,8 @@ MIXED_POLICY: dict[ActionKind, float] = {
 }
 STEPS_POLICY: dict[ActionKind, float] = {ActionKind.STEP_INTO: 0.5, ActionKind.STEP_OVER: 0.5}
 POLICIES: dict[str, dict[ActionKind, float]] = {"mixed": MIXED_POLICY, "steps": STEPS_POLICY}
+# Chance that a `mixed` trajectory of a multi-file program gets a session breakpoint in one of its modules.
+MODULE_BREAKPOINT_CHANCE = 0.5
 # Share of inverse trajectories that start on a calling line just after a return (CruxEval-I's posing).
 RETURN_START_FRACTION = 0.5
 
@@ -84,7 +86,11 @@ def sample_forward(trace: ProgramTrace, rng: random.Random, max_steps: int, *, m
     if name == "mixed" and executed and max_session_breakpoints > 0:
         count = rng.randint(0, min(max_session_breakpoints, len(executed)))
         breakpoints = sorted(rng.sample(executed, count))
-    session = ReplaySession(trace, breakpoints)
+    file_breakpoints: list[tuple[str, int]] = []
+    module_lines = _module_lines(trace) if name == "mixed" and max_session_breakpoints > 0 else []
+    if module_lines and rng.random() < MODULE_BREAKPOINT_CHANCE:
+        file_breakpoints = [rng.choice(module_lines)]
+    session = ReplaySession(trace, [*breakpoints, *file_breakpoints])
     initial = session.start()
     steps: list[Step] = []
     state = initial
@@ -94,7 +100,7 @@ def sample_forward(trace: ProgramTrace, rng: random.Random, max_steps: int, *, m
         state = session.step(action)
         steps.append(Step(action=action, state=state.normalized()))
     return Trajectory(
-        program=trace.source, path=trace.path, breakpoints=breakpoints, direction="forward",
+        program=trace.source, path=trace.path, breakpoints=breakpoints, file_breakpoints=file_breakpoints, direction="forward",
         modules=dict(trace.module_sources),
         initial=initial.normalized(), steps=steps, ending=trace.end.ending if state.finished else None,
         meta={"policy": name, "weights": _weights_text(weights)},
@@ -142,6 +148,16 @@ def _make_action(trace: ProgramTrace, session: ReplaySession, kind: ActionKind, 
     pool = later or list(executed) or [1]
     line = rng.choice(pool)
     return Action(kind=kind, line=line, source=trace.source_line(line))
+
+
+def _module_lines(trace: ProgramTrace) -> list[tuple[str, int]]:
+    """``(module path, line)`` with a line event in a user module whose source the trace keeps, sorted."""
+    if not trace.module_sources:
+        return []
+    frames = trace.frames
+    found = {(frames[ev.fid].file, ev.line) for ev in trace.events
+             if ev.kind == LINE and frames[ev.fid].file in trace.module_sources and not frames[ev.fid].lib and ev.line > 0}
+    return sorted(found)  # type: ignore[arg-type]
 
 
 def _lines_after(trace: ProgramTrace, position: int) -> list[int]:

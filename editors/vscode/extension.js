@@ -174,8 +174,11 @@ class StartWatch {
   }
 
   onError(error) {
-    if (!this.answered) {
-      this.report(`could not be started (${error && error.message ? error.message : error})`);
+    // A failed spawn, or the pipe breaking because the process exited: give onExit (which knows the
+    // exit code) a moment to tell the story first.
+    if (!this.answered && !this.reported) {
+      const why = error && error.message ? error.message : String(error);
+      setTimeout(() => this.report(`could not be started or stopped answering (${why})`), 1500);
     }
   }
 
