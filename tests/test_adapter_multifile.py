@@ -201,3 +201,26 @@ def test_compare_with_debugpy_follows_breakpoints_in_modules(adapter, tmp_path: 
         divergences = [e["body"] for e in client.drain("neuralDivergence")]
         client.ok("disconnect")
     assert divergences == [] and summary["stops"] == summary["matched"] == 4, summary
+
+
+def test_conditional_breakpoint_and_logpoint_in_a_module(adapter, tmp_path: Path) -> None:
+    """pricing.py:12 `total += line_value(item)` runs twice (total 0, then 6): a condition picks the
+    second arrival; a logpoint in report.py writes its message without stopping."""
+    project = next(p for p in projects() if p.name == "project_siblings")
+    main = project.write(tmp_path)
+    with adapter.client() as client:
+        client.ok("initialize", {"adapterID": "neural"})
+        client.ok("launch", {"program": str(main), "backend": "oracle", "stopOnEntry": True})
+        client.ok("setBreakpoints", {"source": {"path": str(tmp_path / "pricing.py")},
+                                     "breakpoints": [{"line": 12, "condition": "total > 0"}]})
+        client.ok("setBreakpoints", {"source": {"path": str(tmp_path / "report.py")},
+                                     "breakpoints": [{"line": 3, "logMessage": "words={words}"}]})
+        client.ok("configurationDone")
+        assert _next_state(client, tmp_path).reason is StopReason.ENTRY
+        client.ok("continue", {"threadId": 1})
+        hit = _next_state(client, tmp_path)
+        assert (hit.reason, hit.top.file, hit.top.line, hit.top.locals["total"]) == (StopReason.BREAKPOINT, "pricing.py", 12, "6")
+        client.ok("continue", {"threadId": 1})
+        end = _next_state(client, tmp_path)
+        client.ok("disconnect")
+    assert end.finished and "words=['total', '15']" in end.stdout
