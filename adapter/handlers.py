@@ -23,13 +23,14 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ValidationError
 
+from adapter import confidence as shown
 from adapter.breakpoints import describe_unverified, executable_lines
 from adapter.client_paths import path_from_client, path_to_client
 from adapter.completions import completion_targets
 from adapter.conditions import BreakpointRule, ConditionError, ConditionRaised, check_hit_condition, format_log_message, should_stop
 from adapter.evaluate import EvaluateError, evaluate_path
 from adapter.launch_config import LaunchConfig, LaunchError, Program, load_program, open_session, parse_config
-from adapter.variables import VariableStore, parse_repr
+from adapter.variables import VariableStore, parse_repr, replace_path
 from model.session_api import DebugSession, SessionError
 from protocol import dap
 from protocol.debugger import Action, ActionKind, Ending, State, StopReason
@@ -37,6 +38,7 @@ from protocol.source_text import read_source
 
 THREAD_ID = 1
 LOW_CONFIDENCE = 0.5
+MAX_INVERSE_STEPS = 20  # reverseContinue past the start of the history: at most this many predicted steps back
 MAX_PASSED_BREAKPOINTS = 1000  # breakpoint hits (false conditions, logpoints) one continue passes before it stops anyway
 LIMIT_EXIT_CODE = 124  # exitCode for a run that never ended (ending exit_never), as timeout(1) reports a cut-off
 Send = Callable[[BaseModel | dict[str, Any]], Awaitable[Any]]
@@ -423,6 +425,8 @@ class DapHandler:
     async def on_stackTrace(self, request: dap.Request) -> dict[str, Any]:
         run, state = self._require_stopped()
         args = self._args(request, dap.StackTraceArguments)
+        if state.finished:  # an exit shown as a stop (stopAtExit)
+            return {"stackFrames": self._exit_frames(run, state), "totalFrames": 1}
         start = max(args.start_frame or 0, 0)
         end = len(state.frames) if not args.levels else min(len(state.frames), start + args.levels)
         frames = []
@@ -436,21 +440,32 @@ class DapHandler:
         return {"stackFrames": frames, "totalFrames": len(state.frames)}
 
     async def on_scopes(self, request: dap.Request) -> dict[str, Any]:
-        _, state = self._require_stopped()
+        run, state = self._require_stopped()
         args = self._args(request, dap.ScopesArguments)
+        if state.finished:  # an exit shown as a stop: no frame, no variables
+            return {"scopes": []}
         index = self._frame_index(state, args.frame_id)
         frame = state.frames[index]
         entries: list[tuple[str, str, str | None]] = []
+        sure: list[float | None] = []
         if index == 0 and state.return_value is not None:
             entries.append((f"(return) {state.return_value.name}", state.return_value.value, None))
+            sure.append(shown.return_confidence(run.session))
+        scores = shown.frame_confidence(run.session, index)
         entries += [(name, value, name) for name, value in frame.locals.items()]
+        sure += [scores.get(name, 1.0) for name in frame.locals]
         scopes = [{"name": "Locals", "presentationHint": "locals", "expensive": False, "namedVariables": len(entries),
-                   "variablesReference": self.variables.add_scope(entries, frame_index=index)}]
+                   "variablesReference": self.variables.add_scope(entries, frame_index=index, confidence=sure,
+                                                                  alternatives=shown.alternatives_for(run.session, index))}]
         if index < len(state.frames) - 1:
+            last = len(state.frames) - 1
             module = state.frames[-1].locals
+            scores = shown.frame_confidence(run.session, last)
             scopes.append({"name": "Globals", "expensive": False, "namedVariables": len(module),
-                           "variablesReference": self.variables.add_scope([(k, v, k) for k, v in module.items()],
-                                                                          frame_index=len(state.frames) - 1)})
+                           "variablesReference": self.variables.add_scope(
+                               [(k, v, k) for k, v in module.items()], frame_index=last,
+                               confidence=[scores.get(k, 1.0) for k in module],
+                               alternatives=shown.alternatives_for(run.session, last))})  # fmt: skip
         return {"scopes": scopes}
 
     async def on_variables(self, request: dap.Request) -> dict[str, Any]:
@@ -458,6 +473,8 @@ class DapHandler:
         args = self._args(request, dap.VariablesArguments)
         if args.variables_reference not in self.variables:
             raise RequestError(f"unknown variablesReference {args.variables_reference}: the program has moved on")
+        if self.variables.pending(args.variables_reference):  # the model's alternatives: generated off the event loop
+            await self._in_thread(self.variables.variables, args.variables_reference)
         if args.filter == "named" and self._is_indexed(args.variables_reference):
             return {"variables": []}
         found = self.variables.variables(args.variables_reference, args.start or 0, args.count or 0)
@@ -469,14 +486,30 @@ class DapHandler:
 
     async def on_evaluate(self, request: dap.Request) -> dict[str, Any]:
         args = self._args(request, dap.EvaluateArguments)
-        _, state = self._require_stopped()
+        run, state = self._require_stopped()
         index = self._frame_index(state, args.frame_id)
+        expression = args.expression.strip()
+        if expression.startswith("?"):  # "?x": how sure the model is of x, and what else it might be
+            return await self._ask_alternatives(run, state, expression[1:].strip(), index)
         value = evaluate_path(state, args.expression, index)
         parsed = parse_repr(value)
         body: dict[str, Any] = {"result": value, "variablesReference": self.variables.add_value(value, args.expression.strip())}
         if parsed.type_name:
             body["type"] = parsed.type_name
-        return body
+        root = _root_name(expression)
+        scores = shown.frame_confidence(run.session, index)
+        return shown.mark_variable(body, scores.get(root, 1.0) if root in state.frames[index].locals else None)
+
+    async def _ask_alternatives(self, run: _Run, state: State, name: str, index: int) -> dict[str, Any]:
+        if name not in state.frames[index].locals:
+            raise RequestError(f"?{name}: write ?NAME with a local variable of the frame (e.g. ?x)")
+        value = state.frames[index].locals[name]
+        sure = shown.frame_confidence(run.session, index).get(name, 1.0)
+        find = shown.alternatives_for(run.session, index)
+        alternatives = await self._in_thread(find, name) if find is not None and sure < 1.0 else []
+        return {"result": shown.describe_alternatives(name, value, sure, alternatives), "variablesReference": 0,
+                "neuralConfidence": round(sure, 4), "neuralAlternatives": [{"value": v, "neuralConfidence": round(p, 4)}
+                                                                         for v, p in alternatives]}  # fmt: skip
 
     async def on_completions(self, request: dap.Request) -> dict[str, Any]:
         run, state = self._require_stopped()
@@ -498,19 +531,19 @@ class DapHandler:
     async def on_setVariable(self, request: dap.Request) -> dict[str, Any]:
         run, state = self._require_stopped()
         args = self._args(request, dap.SetVariableArguments)
-        frame_index = self.variables.frame_of(args.variables_reference)
-        if frame_index is None:
-            raise RequestError("only a frame's own variables can be set (not parts of a container)")
-        if args.name not in state.frames[frame_index].locals:
-            raise RequestError(f"{args.name!r} is not a variable of this frame")
+        if state.finished:
+            raise RequestError("the program has exited: step back to a stop to edit its variables")
         value = args.value.strip()
         try:
             ast.parse(value, mode="eval")
         except (SyntaxError, ValueError, RecursionError):
             raise RequestError(f"not a Python value: {value!r} (write it as its repr, e.g. 3, 'text', [1, 2])") from None
-        await self._in_thread(run.session.set_variable, args.name, value, frame_index)
+        scope, frame_index, local, new_local = self._edit_target(state, args.variables_reference, args.name, value)
+        await self._in_thread(run.session.set_variable, local, new_local, frame_index)
+        if scope != args.variables_reference:
+            self.variables.update(scope, local, new_local)
         if run.comparer is not None:
-            self.note("neural debugger: comparison with debugpy stopped (a variable was edited)")
+            self.note("neural debugger: the comparison with debugpy no longer applies: a variable was edited, and debugpy runs the real program")
             comparer, run.comparer = run.comparer, None
             self._report_summary(comparer)
             await self._in_thread(comparer.close)
@@ -518,6 +551,57 @@ class DapHandler:
         parsed = parse_repr(value)
         return {"value": value, "type": parsed.type_name or None,
                 "variablesReference": self.variables.add_value(value, args.name)}
+
+    def _edit_target(self, state: State, ref: int, name: str, value: str) -> tuple[int, int, str, str]:
+        """What setVariable changes: (scope reference, frame index, local name, the local's new repr).
+
+        `ref` is a frame's Locals/Globals scope (the local `name` itself) or the children of one of
+        its values, at any depth (an item, a key's value, a field): the local's repr is rebuilt with
+        that part replaced (`adapter.variables.replace_path`).
+        """
+        index = self.variables.index_of(ref, name)
+        if index is None:
+            raise RequestError(f"{name!r} is not shown under this reference: the program has moved on")
+        path = [index]
+        current = ref
+        while self.variables.frame_of(current) is None:
+            owner = self.variables.owner(current)
+            if owner is None:
+                raise RequestError("only a frame's variables and the items of its containers can be set")
+            current, index = owner
+            path.append(index)
+        frame_index = self.variables.frame_of(current)
+        assert frame_index is not None
+        path.reverse()
+        local, old, _ = self.variables.entry(current, path[0])
+        if local not in state.frames[frame_index].locals:
+            raise RequestError(f"{local!r} is not a variable of this frame")
+        new_local = replace_path(old, path[1:], value)
+        if new_local is None:
+            raise RequestError(f"cannot set {name!r}: it is not an item of {local}'s value (e.g. one of the model's alternatives)")
+        return current, frame_index, local, new_local
+
+    async def on_neuralPredictBefore(self, request: dap.Request) -> dict[str, Any]:
+        """Custom request: predict an earlier stop with the inverse model ("how did we get here?").
+
+        arguments: {"kind": "inv_step_call" (default: the current function's first stop, its
+        arguments) | "inv_step_over" | "inv_step_into"}. Answers with a stopped event whose
+        description says "predicted backwards"; the forward history is left behind.
+        """
+        run, state = self._require_stopped()
+        raw = request.arguments if isinstance(request.arguments, dict) else (dap.to_wire(request.arguments) if request.arguments else {})
+        kind_name = (raw or {}).get("kind") or "inv_step_call"
+        try:
+            kind = ActionKind(kind_name)
+        except ValueError:
+            raise RequestError(f"unknown kind {kind_name!r}: use inv_step_call, inv_step_over or inv_step_into") from None
+        predict = getattr(run.session, "predict_before", None)
+        if predict is None:
+            raise RequestError("this backend cannot predict backwards (the oracle only replays its recording): use a model")
+        self._stop_comparison_for_step_back(run)
+        before = await self._in_thread(predict, kind)
+        self._show(run, before, reason="step")
+        return {"kind": kind.value}
 
     async def on_source(self, request: dap.Request) -> dict[str, Any]:
         run = self._require_run()
@@ -543,7 +627,15 @@ class DapHandler:
         self._require_run()
 
     async def _step(self, kind: ActionKind) -> None:
-        run, _ = self._require_stopped()
+        run, state = self._require_stopped()
+        if state.finished:  # stopped at a shown exit (stopAtExit): going on ends the session
+            run.ended = True
+            if run.comparer is not None and not run.summary_reported:
+                self._report_summary(run.comparer)
+                run.summary_reported = True
+            self.emit("exited", {"exitCode": self._exit_code_quiet(state)})
+            self.emit("terminated")
+            return
         await self._advance(run, Action(kind=kind))
 
     async def _advance(self, run: _Run, action: Action) -> None:
@@ -613,8 +705,9 @@ class DapHandler:
     async def on_stepBack(self, request: dap.Request) -> None:
         run, _ = self._require_stopped()
         self._stop_comparison_for_step_back(run)
+        replay = bool(run.session.history)  # else the model predicts the stop before (inverse)
         state = await self._in_thread(run.session.step_back)
-        self._show(run, state, reason="step", replay=True)
+        self._show(run, state, reason="step", replay=replay)
 
     async def on_reverseContinue(self, request: dap.Request) -> None:
         run, _ = self._require_stopped()
@@ -627,6 +720,17 @@ class DapHandler:
             if top is not None and top.file is None and top.line in lines:
                 self._show(run, state, reason="breakpoint", replay=True)
                 return
+        if getattr(run.session, "predicted_backwards", False):  # past the start of the history: the inverse model
+            for _ in range(MAX_INVERSE_STEPS):
+                if state.reason is StopReason.ENTRY:
+                    break
+                state = await self._in_thread(run.session.step_back)
+                top = state.top
+                if top is not None and top.file is None and top.line in lines:
+                    self._show(run, state, reason="breakpoint")
+                    return
+            self._show(run, state, reason="step")
+            return
         self._show(run, state, reason="entry", replay=True)
 
     def _stop_comparison_for_step_back(self, run: _Run) -> None:
@@ -647,9 +751,14 @@ class DapHandler:
         self.variables.clear()
         self.frame_base += self.frames_shown
         self.frames_shown = max(len(state.frames), 1)
-        if not replay:
+        if not replay and not getattr(run.session, "predicted_backwards", False):
             self._forward_stdout(state)
         self._log(run, state, log)
+        if state.finished and getattr(run.config, "stop_at_exit", False):
+            self._show_exit(run, state, replay)
+            return
+        if state.top is not None:
+            self._last_top = (state.top.line, state.top.file)
         if state.finished:
             run.ended = True
             if run.comparer is not None and not run.summary_reported:
@@ -661,10 +770,41 @@ class DapHandler:
         if not replay:
             self._confidence_notes(run)
         body: dict[str, Any] = {"reason": reason or state.reason.value, "threadId": THREAD_ID, "allThreadsStopped": True}
+        sure = shown.stop_confidence(run.session)
+        body["neuralConfidence"] = round(sure, 4)
+        body["description"] = shown.describe_stop(run.session, sure, replay=replay)
         if state.reason is StopReason.EXCEPTION and state.exception is not None:
-            body["description"] = f"Exception: {state.exception.type}"
+            body["description"] = f"Exception: {state.exception.type} ({body['description']})"
             body["text"] = f"{state.exception.type}: {state.exception.message}".rstrip(": ")
         self.emit("stopped", body)
+
+    def _show_exit(self, run: _Run, state: State, replay: bool) -> None:
+        """A (predicted) exit shown as one more stop (launch attribute stopAtExit): Step Back works from it.
+
+        Any forward step from here ends the session (exited, terminated), as the exit would have.
+        """
+        sure = shown.stop_confidence(run.session)
+        code = self._exit_code(run, state)
+        what = f"exited with code {code}"
+        if getattr(run.session, "predicted", False):
+            text = f"predicted: {what}, {shown.percent(sure)} sure; Step Back to see how"
+        else:
+            text = f"{what}; Step Back to see how"
+        self.emit("stopped", {"reason": "exit", "threadId": THREAD_ID, "allThreadsStopped": True,
+                              "neuralConfidence": round(sure, 4), "description": text, "text": text})
+
+    def _exit_frames(self, run: _Run, state: State) -> list[dict[str, Any]]:
+        """The stack shown at an exit stop: one frame on the last line that ran, named after the exit."""
+        line, file = getattr(self, "_last_top", None) or (0, None)
+        path = Path(file) if file else run.program.path
+        return [{"id": self.frame_base + 1, "name": f"<exit code {self._exit_code_quiet(state)}>", "line": self._line_out(max(line, 1)),
+                 "column": self.column_base, "source": {"name": path.name, "path": path_to_client(path, self.uri_paths)}}]
+
+    @staticmethod
+    def _exit_code_quiet(state: State) -> int:
+        if state.ending is Ending.NEVER:
+            return state.exit_code if state.exit_code else LIMIT_EXIT_CODE
+        return state.exit_code if state.exit_code is not None else 0
 
     def _exit_code(self, run: _Run, state: State) -> int:
         """The exited event's code; a run that never ended (exit_never) is reported as stopped by a limit."""
@@ -720,6 +860,14 @@ def _rules(asked: Sequence[dap.SourceBreakpoint], wanted: list[int], accepted: s
                 continue
         rules[line] = BreakpointRule(line, bp.condition or None, bp.hit_condition or None, bp.log_message or None)
     return rules, refused
+
+
+def _root_name(expression: str) -> str:
+    """The variable an evaluate path starts from: ``a`` of ``a[0].b``."""
+    end = 0
+    while end < len(expression) and (expression[end].isalnum() or expression[end] == "_"):
+        end += 1
+    return expression[:end]
 
 
 def _library_file(program: Path, path: str) -> str | None:

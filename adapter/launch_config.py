@@ -39,6 +39,8 @@ class LaunchConfig(NeuralLaunchArguments):
     backend: Literal["transformers", "vllm", "oracle"] = "transformers"
     # seconds to wait for the vLLM server, at launch and on every step (None: the two defaults above)
     vllm_timeout: float | None = Field(default=None, gt=0, le=600)
+    # show the program's (predicted) exit as one more stop, reason "exit", so Step Back works from it
+    stop_at_exit: bool = False
 
 
 def parse_config(arguments: object) -> LaunchConfig:

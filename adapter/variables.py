@@ -11,7 +11,10 @@ and, lazily, every expandable child. It is cleared whenever the state changes.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from adapter.confidence import LOW_CONFIDENCE, alternative_name, mark_variable
 
 MAX_PARSE_CHARS = 200_000  # longer reprs are shown as leaves: parsing them costs more than it helps
 
@@ -97,6 +100,52 @@ def parse_repr(text: str) -> ParsedRepr:
     return ParsedRepr(_leaf_type(node)) if found is None else found
 
 
+def _child_nodes(node: ast.expr) -> list[ast.expr] | None:
+    """The nodes of a container's children, in the order `_children_of` lists them (None for a leaf)."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return list(node.elts)
+    if isinstance(node, ast.Dict):
+        return [v for k, v in zip(node.keys, node.values) if k is not None]
+    if isinstance(node, ast.Call) and _call_name(node):
+        kids = [kw.value for kw in node.keywords if kw.arg]
+        if len(node.args) == 1 and not kids:
+            return _child_nodes(node.args[0])
+        if node.args and not kids:
+            return None
+        return kids
+    return None
+
+
+def replace_child(text: str, index: int, value: str) -> str | None:
+    """`text` (a container's repr) with its `index`-th child (as `parse_repr` lists them) replaced by `value`; None if it has none."""
+    text = text.strip()
+    if len(text) > MAX_PARSE_CHARS:
+        return None
+    try:
+        kids = _child_nodes(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if kids is None or not 0 <= index < len(kids):
+        return None
+    node = kids[index]
+    if node.lineno != 1 or node.end_lineno != 1:  # type: ignore[attr-defined]
+        return None
+    encoded = text.encode("utf-8")
+    start, end = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
+    return (encoded[:start] + value.encode("utf-8") + encoded[end:]).decode("utf-8")
+
+
+def replace_path(text: str, path: list[int], value: str) -> str | None:
+    """`text` with the descendant at `path` (child indices, outermost first) replaced by `value`; None if there is none."""
+    if not path:
+        return value
+    children = parse_repr(text).children
+    if not 0 <= path[0] < len(children):
+        return None
+    inner = replace_path(children[path[0]].value, path[1:], value)
+    return None if inner is None else replace_child(text, path[0], inner)
+
+
 @dataclass
 class _Container:
     """What one variablesReference stands for: named values, the frame they belong to (for setVariable), evaluate names."""
@@ -104,6 +153,10 @@ class _Container:
     entries: list[tuple[str, str, str | None]]  # (name, repr, evaluateName or None)
     frame_index: int | None = None  # set for a frame's Locals scope: its entries are settable
     child_refs: dict[int, int] = field(default_factory=dict)  # entry index -> reference handed out
+    confidence: list[float | None] | None = None  # per entry: the model's calibrated confidence (None: not predicted)
+    alternatives: Callable[[str], list[tuple[str, float]]] | None = None  # a local's name -> the model's other values
+    pending: Callable[[], list[tuple[str, str, float]]] | None = None  # alternatives to add when first listed
+    parent: tuple[int, int] | None = None  # (container ref, entry index) this one lists the children of
 
 
 class VariableStore:
@@ -122,9 +175,15 @@ class VariableStore:
         self._containers[ref] = container
         return ref
 
-    def add_scope(self, entries: list[tuple[str, str, str | None]], frame_index: int | None = None) -> int:
-        """Register a scope (name, repr, evaluateName) and return its reference."""
-        return self._add(_Container(list(entries), frame_index))
+    def add_scope(self, entries: list[tuple[str, str, str | None]], frame_index: int | None = None,
+                  confidence: list[float | None] | None = None,
+                  alternatives: Callable[[str], list[tuple[str, float]]] | None = None) -> int:  # fmt: skip
+        """Register a scope (name, repr, evaluateName) and return its reference.
+
+        confidence: per entry, the model's confidence (``neuralConfidence``); alternatives: for a
+        low-confidence entry, the model's other values, listed (lazily) among its children.
+        """
+        return self._add(_Container(list(entries), frame_index, confidence=confidence, alternatives=alternatives))
 
     def add_value(self, value: str, evaluate_name: str | None) -> int:
         """Reference for one value's children (0 when it is a leaf): used by evaluate and setVariable."""
@@ -139,7 +198,7 @@ class VariableStore:
         return container.frame_index if container else None
 
     def update(self, ref: int, name: str, value: str) -> None:
-        """Replace the value of entry ``name`` in container ``ref`` (after setVariable)."""
+        """Replace the value of entry ``name`` in container ``ref`` (after setVariable); the user's value is certain."""
         container = self._containers.get(ref)
         if container is None:
             return
@@ -147,6 +206,28 @@ class VariableStore:
             if entry == name:
                 container.entries[i] = (entry, value, evaluate_name)
                 container.child_refs.pop(i, None)
+                if container.confidence is not None:
+                    container.confidence[i] = 1.0
+
+    def pending(self, ref: int) -> bool:
+        """Whether listing ``ref`` first asks the model for alternatives (slow: do it off the event loop)."""
+        container = self._containers.get(ref)
+        return container is not None and container.pending is not None
+
+    def owner(self, ref: int) -> tuple[int, int] | None:
+        """(container ref, entry index) whose value container ``ref`` lists the children of; None for a scope."""
+        container = self._containers.get(ref)
+        return container.parent if container else None
+
+    def entry(self, ref: int, index: int) -> tuple[str, str, str | None]:
+        """(name, repr, evaluateName) of entry `index` of container `ref` (KeyError/IndexError if unknown)."""
+        return self._containers[ref].entries[index]
+
+    def index_of(self, ref: int, name: str) -> int | None:
+        container = self._containers.get(ref)
+        if container is None:
+            return None
+        return next((i for i, (entry, _, _) in enumerate(container.entries) if entry == name), None)
 
     def __contains__(self, ref: int) -> bool:
         return ref in self._containers
@@ -154,24 +235,48 @@ class VariableStore:
     def variables(self, ref: int, start: int = 0, count: int = 0) -> list[dict]:
         """DAP ``Variable`` objects for ``ref`` (paged by start/count; count 0 = all). KeyError if unknown."""
         container = self._containers[ref]
+        if container.pending is not None:
+            pending, container.pending = container.pending, None
+            extra = pending()
+            container.entries += [(alt_name, alt_value, None) for alt_name, alt_value, _ in extra]
+            if container.confidence is None:
+                container.confidence = [None] * (len(container.entries) - len(extra))
+            container.confidence += [p for _, _, p in extra]
         end = len(container.entries) if count <= 0 else min(len(container.entries), start + count)
-        return [self._variable(container, i) for i in range(max(0, start), end)]
+        return [self._variable(container, i, ref) for i in range(max(0, start), end)]
 
-    def _variable(self, container: _Container, index: int) -> dict:
+    def _variable(self, container: _Container, index: int, own_ref: int = 0) -> dict:
         name, value, evaluate_name = container.entries[index]
+        confidence = container.confidence[index] if container.confidence is not None and index < len(container.confidence) else None
         parsed = parse_repr(value)
+        offers = (container.alternatives is not None and evaluate_name is not None  # a local (not "(return) f")
+                  and confidence is not None and confidence < LOW_CONFIDENCE)
         ref = 0
-        if parsed.expandable:
-            ref = container.child_refs.get(index) or self._add(_Container(_entries(parsed, evaluate_name)))
+        if parsed.expandable or offers:
+            ref = container.child_refs.get(index) or 0
+            if not ref:
+                kids = _entries(parsed, evaluate_name) if parsed.expandable else []
+                child = _Container(kids, confidence=[confidence] * len(kids) if confidence is not None else None,
+                                   parent=(own_ref, index))  # fmt: skip
+                if offers and container.alternatives is not None:
+                    child.pending = _alternatives_of(container.alternatives, name)
+                ref = self._add(child)
             container.child_refs[index] = ref
         var = {"name": name, "value": value, "variablesReference": ref}
         if parsed.type_name:
             var["type"] = parsed.type_name
         if evaluate_name:
             var["evaluateName"] = evaluate_name
-        if parsed.expandable and parsed.type_name in {"list", "tuple", "set"}:
+        if parsed.expandable and parsed.type_name in {"list", "tuple", "set"} and not offers:
             var["indexedVariables"] = len(parsed.children)
-        return var
+        return mark_variable(var, confidence)
+
+
+def _alternatives_of(find: Callable[[str], list[tuple[str, float]]], name: str) -> Callable[[], list[tuple[str, str, float]]]:
+    def listed() -> list[tuple[str, str, float]]:
+        return [(alternative_name(rank, p), value, p) for rank, (value, p) in enumerate(find(name), start=1)]
+
+    return listed
 
 
 def _entries(parsed: ParsedRepr, parent: str | None) -> list[tuple[str, str, str | None]]:
