@@ -242,6 +242,7 @@ function activate(context) {
         return config.request === 'attach' || config.debugServer ? undefined : new StartWatch(session, reporter, started);
       },
     }),
+    vscode.commands.registerCommand('neuralDebugger.predictBefore', predictBefore),
     vscode.debug.onDidReceiveDebugSessionCustomEvent((event) => {
       if (event.session.type === 'neural' && event.event === 'neuralComparisonSummary' && event.body) {
         const s = event.body;
@@ -249,6 +250,28 @@ function activate(context) {
       }
     }),
   );
+}
+
+const BEFORE_KINDS = [
+  { label: 'inv_step_call', description: 'the call that led here: the function\'s first stop, its arguments' },
+  { label: 'inv_step_over', description: 'the previous line of this function' },
+  { label: 'inv_step_into', description: 'the previous stop, wherever it was' },
+];
+
+/** "Neural: predict how we got here": the inverse model predicts an earlier stop (custom request neuralPredictBefore). */
+async function predictBefore() {
+  const session = vscode.debug.activeDebugSession;
+  if (!session || session.type !== 'neural') {
+    vscode.window.showWarningMessage('Neural: start a neural debug session and stop somewhere first.');
+    return;
+  }
+  const kind = await vscode.window.showQuickPick(BEFORE_KINDS, { placeHolder: 'Predict which earlier stop?' });
+  if (!kind) return;
+  try {
+    await session.customRequest('neuralPredictBefore', { kind: kind.label });
+  } catch (err) {
+    vscode.window.showErrorMessage(`Neural: ${err && err.message ? err.message : err}`);
+  }
 }
 
 function deactivate() {}
