@@ -80,15 +80,15 @@ class ModelSessions:
     def oracle(self) -> bool:
         return self.kind == "oracle"
 
-    def __call__(self, program: str, breakpoints: list[int] | None = None) -> Any:
-        """A fresh, not yet started session on `program`."""
+    def __call__(self, program: str, breakpoints: list[int] | None = None, path: str | None = None) -> Any:
+        """A fresh, not yet started session on `program` (`path`: its file, beside its user modules)."""
         if self.oracle:
             from model.oracle import OracleDebugger
 
-            return OracleDebugger(program, breakpoints=list(breakpoints or []))
+            return OracleDebugger(program, path, breakpoints=list(breakpoints or []))
         from model.session import NeuralDebugger
 
-        return NeuralDebugger(SharedBackend(self.backend), self.tokenizer, program, breakpoints=list(breakpoints or []),
+        return NeuralDebugger(SharedBackend(self.backend), self.tokenizer, program, path, breakpoints=list(breakpoints or []),
                               temperature=0.0, max_state_tokens=self.max_state_tokens, constrained=self.constrained,
                               retry_temperature=None)  # fmt: skip  (greedy throughout, retries included)
 
@@ -192,7 +192,7 @@ def _problem_runner(sessions: ModelSessions, settings: tuple, mode: str, via: st
 
 @app.command()
 def fidelity(
-    programs: Path = typer.Option(..., help="a folder of .py programs, one .py file, or a synth shard (.jsonl)"),
+    programs: Path = typer.Option(..., help="a folder of .py programs (a subfolder with a main.py is one multi-file program), one .py file, or a synth shard (.jsonl)"),
     model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
     backend: str = typer.Option("transformers", help="transformers | vllm | oracle"),
     vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),

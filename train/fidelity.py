@@ -17,7 +17,9 @@ debugpy or oracle session on the same program and actions).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,20 +36,24 @@ class ProgramsError(ValueError):
 
 @dataclass(frozen=True)
 class Program:
-    """One held-out program: its source and where it came from."""
+    """One held-out program: its source, where it came from, and its user modules (relative path -> source)."""
 
     name: str
     source: str
+    modules: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
 
 
 def load_programs(where: str | Path, limit: int | None = None) -> list[Program]:
     """Programs from a folder of .py files (sorted), one .py file, or a synth shard (.jsonl: one per distinct program)."""
     where = Path(where)
     if where.is_dir():
-        files = sorted(where.rglob("*.py"))
-        programs = [Program(str(p.relative_to(where)), _read(p)) for p in files]
+        projects = sorted(p.parent for p in where.rglob("main.py") if p.parent != where)
+        files = sorted(p for p in where.rglob("*.py") if not any(folder in p.parents for folder in projects))
+        programs = [_with_modules(str(p.relative_to(where)), p) for p in files]
+        programs += [_with_modules(str(folder.relative_to(where)) + "/", folder / "main.py") for folder in projects]
+        programs.sort(key=lambda p: p.name)
     elif where.suffix == ".py":
-        programs = [Program(where.name, _read(where))]
+        programs = [_with_modules(where.name, where)]
     elif where.suffix in (".jsonl", ".json"):
         programs = _shard_programs(where)
     else:
@@ -55,6 +61,15 @@ def load_programs(where: str | Path, limit: int | None = None) -> list[Program]:
     if not programs:
         raise ProgramsError(f"no programs found at {where}")
     return programs[:limit] if limit else programs
+
+
+def _with_modules(name: str, path: Path) -> Program:
+    """A program file and the user modules its imports reach under its folder (a subfolder holding a
+    ``main.py`` is one multi-file program: main.py and its modules)."""
+    from model.user_modules import collect_user_modules
+
+    source = _read(path)
+    return Program(name, source, collect_user_modules(source, path).sources)
 
 
 def _read(path: Path) -> str:
@@ -73,7 +88,7 @@ def _shard_programs(path: Path) -> list[Program]:
     try:
         for traj in read_shard(path):
             if traj.program not in seen:
-                seen[traj.program] = Program(traj.meta.get("program", f"{path.name}#{len(seen)}"), traj.program)
+                seen[traj.program] = Program(traj.meta.get("program", f"{path.name}#{len(seen)}"), traj.program, dict(traj.modules))
     except (OSError, UnicodeDecodeError, ValidationError, ValueError) as exc:
         raise ProgramsError(f"cannot read the shard {path}: {exc}") from None
     return list(seen.values())
@@ -91,6 +106,7 @@ class Script:
     actions: tuple[Action, ...]
     states: tuple[State, ...]  # initial, then one per action (from the fast recorder)
     horizons: tuple[int, ...]  # per action: line events from the previous stop to this one
+    file_breakpoints: tuple[tuple[str, int], ...] = ()  # session breakpoints in the program's modules
 
 
 def make_scripts(program: Program, rng: random.Random, count: int, max_steps: int) -> list[Script]:
@@ -99,7 +115,7 @@ def make_scripts(program: Program, rng: random.Random, count: int, max_steps: in
     from tracegen.sampling import sample_forward
 
     try:
-        trace = record_program(program.source)
+        trace = record_program(program.source, modules=program.modules or None)
     except (RecordError, OSError, ValueError):
         return []
     if not trace.events:
@@ -107,7 +123,7 @@ def make_scripts(program: Program, rng: random.Random, count: int, max_steps: in
     scripts = []
     for _ in range(count):
         traj = sample_forward(trace, rng, max_steps)
-        replay = ReplaySession(trace, traj.breakpoints)
+        replay = ReplaySession(trace, [*traj.breakpoints, *traj.file_breakpoints])
         replay.start()
         horizons, last = [], replay.position
         for step in traj.steps:
@@ -116,7 +132,7 @@ def make_scripts(program: Program, rng: random.Random, count: int, max_steps: in
             horizons.append(max(1, _line_events(trace, last, now)))
             last = now
         scripts.append(Script(program, tuple(traj.breakpoints), tuple(s.action for s in traj.steps),
-                              tuple(traj.states), tuple(horizons)))  # fmt: skip
+                              tuple(traj.states), tuple(horizons), tuple(traj.file_breakpoints)))  # fmt: skip
     return scripts
 
 
@@ -205,15 +221,36 @@ def evaluate(programs: Sequence[Program], make_session: Callable[..., Any], *, s
             report.programs_skipped += 1
             continue
         report.programs_used += 1
-        for script in drawn:
-            session = make_session(program.source, list(script.breakpoints))
-            try:
-                run_script(session, script, report)
-            except Exception as exc:  # noqa: BLE001 - a session that fails mid-script counts no further stops
-                report.steps.append({"program": program.name, "error": f"{type(exc).__name__}: {exc}"})
-            finally:
-                session.close()
+        with _project_folder(program) as path:
+            for script in drawn:
+                extra = {"path": path} if path else {}
+                session = make_session(program.source, list(script.breakpoints), **extra)
+                try:
+                    for file in sorted({f for f, _ in script.file_breakpoints}):
+                        session.set_file_breakpoints(file, [n for f, n in script.file_breakpoints if f == file])
+                    run_script(session, script, report)
+                except Exception as exc:  # noqa: BLE001 - a session that fails mid-script counts no further stops
+                    report.steps.append({"program": program.name, "error": f"{type(exc).__name__}: {exc}"})
+                finally:
+                    session.close()
     return report
+
+
+@contextmanager
+def _project_folder(program: Program) -> Iterator[str | None]:
+    """For a program with modules: its main file written with its modules in a temporary folder (the
+    sessions under test find the modules beside it); else None."""
+    if not program.modules:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="fidelity-") as folder:
+        main = Path(folder) / "main.py"
+        main.write_text(program.source, encoding="utf-8")
+        for rel, text in program.modules.items():
+            target = Path(folder) / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        yield str(main)
 
 
 def compare_sessions(predicted: Any, real: Any, actions: Sequence[Action]) -> ComparisonSummary:
