@@ -717,7 +717,7 @@ class DapHandler:
         while run.session.history:
             state = await self._in_thread(run.session.step_back)
             top = state.top
-            if top is not None and top.file is None and top.line in lines:
+            if top is not None and self._on_session_breakpoint(run, top, lines):
                 self._show(run, state, reason="breakpoint", replay=True)
                 return
         if getattr(run.session, "predicted_backwards", False):  # past the start of the history: the inverse model
@@ -726,12 +726,18 @@ class DapHandler:
                     break
                 state = await self._in_thread(run.session.step_back)
                 top = state.top
-                if top is not None and top.file is None and top.line in lines:
+                if top is not None and self._on_session_breakpoint(run, top, lines):
                     self._show(run, state, reason="breakpoint")
                     return
             self._show(run, state, reason="step")
             return
         self._show(run, state, reason="entry", replay=True)
+
+    def _on_session_breakpoint(self, run: _Run, top: Any, program_lines: set[int]) -> bool:
+        """Whether a frame stands on a session breakpoint: a line of the program, or of another user file."""
+        if top.file is None:
+            return top.line in program_lines
+        return top.line in self.breakpoints.get(self._frame_path(run, top.file), [])
 
     def _stop_comparison_for_step_back(self, run: _Run) -> None:
         if run.comparer is not None:

@@ -224,3 +224,23 @@ def test_conditional_breakpoint_and_logpoint_in_a_module(adapter, tmp_path: Path
         end = _next_state(client, tmp_path)
         client.ok("disconnect")
     assert end.finished and "words=['total', '15']" in end.stdout
+
+
+def test_reverse_continue_stops_at_a_breakpoint_in_a_module(adapter, tmp_path: Path) -> None:
+    project = next(p for p in projects() if p.name == "project_siblings")
+    main = project.write(tmp_path)
+    with adapter.client() as client:
+        client.ok("initialize", {"adapterID": "neural"})
+        client.ok("launch", {"program": str(main), "backend": "oracle", "stopOnEntry": True})
+        client.ok("setBreakpoints", {"source": {"path": str(tmp_path / "report.py")}, "breakpoints": [{"line": 2}]})
+        client.ok("configurationDone")
+        _next_state(client, tmp_path)
+        client.ok("continue", {"threadId": 1})
+        assert _next_state(client, tmp_path).top.file == "report.py"
+        for _ in range(3):
+            client.ok("next", {"threadId": 1})
+            _next_state(client, tmp_path)
+        client.ok("reverseContinue", {"threadId": 1})
+        back = _next_state(client, tmp_path)
+        client.ok("disconnect")
+    assert (back.reason, back.top.file, back.top.line) == (StopReason.BREAKPOINT, "report.py", 2)
