@@ -9,8 +9,9 @@ probabilities:
 * location: exp(sum of the log-probs of every token outside the locals objects, before the return
   value, exception and stdout): the probability of the whole stack (names, files, lines) and reason;
 * a variable the state writes: exp(sum of the log-probs of its ``"name":"repr"`` pair's tokens);
-* a variable the state keeps (``..``): the probability of the ``..`` marker times the variable's
-  earlier score (1 when the earlier state was given, as under teacher forcing).
+* a variable the state keeps (``..``): the lower of the ``..`` marker's probability and the
+  variable's earlier score (1 when the earlier state was given, as under teacher forcing): the
+  weakest decision it rests on, so a value kept through a long loop does not fade to 0.
 
 These raw probabilities are over-confident or under-confident in ways that depend on the model
 (and the constraint masks tokens the raw probabilities still count). `Calibration` maps them to
@@ -179,14 +180,14 @@ class RawScores:
     return_value: float | None = None
 
     def variable(self, depth: int, name: str, earlier: float = 1.0) -> float:
-        """The raw probability of variable `name` of frame `depth` (outermost = 0); `earlier`: its score before, if kept."""
+        """The raw probability of variable `name` of frame `depth` (outermost = 0); `earlier`: its score before, if kept (min)."""
         if depth >= len(self.frames):
             return earlier
         written = self.frames[depth]
         if name in written:
             return written[name]
         rest = self.rest[depth]
-        return earlier * (rest if rest is not None else 1.0)
+        return min(earlier, rest if rest is not None else 1.0)
 
 
 def raw_scores(tokenizer: Any, token_ids: Sequence[int], logprobs: Sequence[float], text: str) -> RawScores:

@@ -364,7 +364,7 @@ class NeuralDebugger:
         """Calibrated confidence (0..1) of each local of frame `frame_index` (0 = top) of the current state.
 
         A variable the prediction wrote: its ``"name":"repr"`` tokens' probability; one it kept
-        (``..``): the ``..`` marker's probability times its earlier raw score; then calibrated.
+        (``..``): the lower of the ``..`` marker's probability and its earlier raw score; then calibrated.
         Values set by the user, and given (not predicted) states, are 1.
         """
         index = len(self._records) - 1
@@ -642,8 +642,8 @@ class NeuralDebugger:
         return raw_scores(self.tokenizer, gen.token_ids, gen.logprobs, record.text)
 
     def _raw_variable(self, index: int, depth: int, name: str) -> float:
-        """Raw probability of local `name` of frame `depth` (outermost = 0) in record `index`, chained through kept values."""
-        product = 1.0
+        """Raw probability of local `name` of frame `depth` (outermost = 0) in record `index`: the lowest along its kept values."""
+        product = 1.0  # the minimum so far
         while True:
             record = self._records[index]
             frames = record.state.frames
@@ -657,11 +657,11 @@ class NeuralDebugger:
             if depth >= len(scores.frames):
                 return product
             if name in scores.frames[depth]:
-                return product * scores.frames[depth][name]
+                return min(product, scores.frames[depth][name])
             rest = scores.rest[depth]
             if rest is None:
                 return product
-            product *= rest
+            product = min(product, rest)
             if index == 0 or not _holds(self._records[index - 1].state, depth, name):
                 return product
             index -= 1

@@ -90,7 +90,8 @@ def test_raw_scores_sum_the_right_tokens(tiny_checkpoint: Path) -> None:
     assert scores.location == pytest.approx(expected(shape.location))
     assert scores.frames[1]["b"] == pytest.approx(expected([shape.frames[1].pairs["b"]]))
     assert scores.rest[1] == pytest.approx(expected([shape.frames[1].rest]))
-    assert scores.variable(1, "a", earlier=0.5) == pytest.approx(0.5 * scores.rest[1])  # kept: '..' times its earlier score
+    assert scores.variable(1, "a", earlier=0.5) == min(0.5, scores.rest[1])  # kept: the weaker of '..' and its earlier score
+    assert scores.variable(1, "a", earlier=1.0) == scores.rest[1]
     assert scores.variable(1, "b", earlier=0.5) == scores.frames[1]["b"]
     backend.close()
 
@@ -171,7 +172,11 @@ def test_session_confidences_chain_calibrate_and_edits_are_certain(tiny_checkpoi
     session._actions.append(Action(kind=ActionKind.STEP_OVER))
     session._records.append(_predicted(session, two, one, math.log(0.99)))
     kept = session.variable_confidence(0)["x"]
-    assert kept < conf_x  # kept: its earlier score times the probability of '..'
+    assert kept == min(conf_x, session._scores(session._records[-1]).rest[0])  # kept: the weaker of '..' and before
+    for _ in range(30):  # kept through a long loop, a value does not fade away
+        session._actions.append(Action(kind=ActionKind.STEP_OVER))
+        session._records.append(_predicted(session, two, two, math.log(0.99)))
+    assert session.variable_confidence(0)["x"] == kept
     assert session.confidence() == session.variable_confidence(0)
     session.set_variable("x", "[5]")
     assert session.variable_confidence(0)["x"] == 1.0 and session.variable_confidence(0)["y"] < 1.0
