@@ -185,10 +185,12 @@ def summary_line(session: AdapterSession) -> str | None:
 
 
 def check_divergences(observations: dict[str, Any], session: AdapterSession) -> list[Mismatch]:
-    """The compareWith run of a model: each divergence row VS Code's Debug Console shows is one the
-    adapter sent, and when it sent some, some show (the console shows its latest rows only)."""
+    """The compareWith run of a model: each divergence row VS Code's Debug Console showed (at any stop,
+    or at the end) is one the adapter sent, and when it sent some, some showed (the console draws
+    only the rows in view)."""
     sent = [squash(text) for text in session.output if text.startswith(DIVERGENCE)]
-    shown = [row for row in observations.get("console", []) if row.startswith(DIVERGENCE)]
+    rows = list(dict.fromkeys([*observations.get("consoleSeen", []), *observations.get("console", [])]))
+    shown = [row for row in rows if row.startswith(DIVERGENCE)]
     problems = [Mismatch(-1, "Debug Console", f"VS Code shows {row!r}, which the adapter never sent")
                 for row in shown if not any(row == text or text.startswith(row) for text in sent)]
     if sent and not shown:

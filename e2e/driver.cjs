@@ -429,6 +429,12 @@ async function main() {
         stop.stack = views.stack;
         stop.variables = views.variables;
       }
+      if (scenario.consoleOpen) {
+        // The Debug Console draws only the rows in view: keep every row seen at any stop.
+        const seen = new Set(result.consoleSeen || []);
+        (await replRows(page)).forEach((row) => seen.add(row));
+        result.consoleSeen = [...seen];
+      }
       stop.screenshot = path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-${step.action}.png`);
       await page.screenshot({ path: stop.screenshot });
       for (const spec of step.hover || []) {

@@ -171,6 +171,7 @@ def test_model_comparison_rows_must_be_what_the_adapter_sent(tapped: Path) -> No
     stale = console + ["neural debugger vs debugpy: stop 9: a row from another session"]
     assert [m.what for m in check_divergences({"console": stale}, session)] == ["Debug Console"]
     assert [m.what for m in check_divergences({"console": console[1:]}, session)] == ["Debug Console"]
+    assert check_divergences({"console": console[1:], "consoleSeen": console[:1]}, session) == []  # seen at a stop
 
 
 def test_notification_check_names_what_is_missing() -> None:
