@@ -423,27 +423,34 @@ def render_windows(traj: Trajectory, max_tokens: int, count_tokens: Callable[[st
     """A trajectory cut into windows of at most `max_tokens`, each a valid document on its own.
 
     Every window is header + a full snapshot state (given) + (action, state) pairs; each step's
-    state is predicted in exactly one window. The header's listing follows the session's rule
-    (`model.listing.window_listing` with the context `max_tokens`): a window keeps the previous
-    window's listing while it covers the window's first state and fits, else a new one is chosen
-    for that state; a window ends before the step whose prompt would end on a state its listing
-    does not cover (where a session changes its listing), or when the next step does not fit.
+    state is predicted in exactly one window. The listings follow the session's rule: each state
+    in turn asks `model.listing.window_listing` (the context is `max_tokens`) whether the listing
+    so far still serves it; a window ends before the step whose prompt ends on a state that gets a
+    new listing (the next window starts there, with it), or when the next step does not fit.
     A step too long for any window ends the trajectory there (the remaining steps are dropped); a
     trajectory without steps gives no window. Token counts of segments add up because segment
-    boundaries fall next to special tokens.
+    boundaries fall next to special tokens. `modules`: other user files the listing may show
+    (default: the trajectory's ``modules`` when it has them).
     """
     from model.listing import window_listing
 
     if modules is None:
         modules = getattr(traj, "modules", None) or None
-    windows: list[list[Segment]] = []
     states = traj.states
+    listings: list = []
+
+    def listing_at(k: int):  # noqa: ANN202 - the listing a session shows when state k is the current stop
+        while len(listings) <= k:
+            i = len(listings)
+            listings.append(window_listing(listings[-1] if listings else None, states[i], traj.program, max_tokens, count_tokens,
+                                           breakpoints=[*traj.breakpoints, *traj.file_breakpoints], modules=modules))
+        return listings[k]
+
+    windows: list[list[Segment]] = []
     index = 0
-    listing = None
     while index < len(traj.steps):
         snapshot = states[index]
-        listing = window_listing(listing, snapshot, traj.program, max_tokens, count_tokens,
-                                 breakpoints=traj.breakpoints, modules=modules)
+        listing = listing_at(index)
         header = render_header(traj.program, [*traj.breakpoints, *traj.file_breakpoints], listing, modules)
         first = render_state(snapshot, None)
         segments = [Segment(header, False), Segment(first, False)]
@@ -451,7 +458,7 @@ def render_windows(traj: Trajectory, max_tokens: int, count_tokens: Callable[[st
         taken = 0
         for step in traj.steps[index:]:
             previous = states[index + taken]
-            if taken and not listing.covers(previous, traj.program, modules):
+            if taken and listing_at(index + taken) != listing:
                 break
             pieces = [Segment(render_action(step.action), False), Segment(render_state(step.state, previous), True)]
             cost = sum(count_tokens(p.text) for p in pieces)

@@ -13,12 +13,12 @@ user files (modules given by path) appear after the program as sections, each op
    lines of every function the top frame's current line can call (resolved statically by name
    through the program and its user modules; a class stands for its ``__init__``), the line after
    each caller's current line, and the session's breakpoints;
-2. the rest of those code objects by distance from the anchor line (a line ahead counts once, a
-   line behind twice): the top frame's function (or the module lines around a module-level stop),
-   lines of functions nested in them counting four times, the callers' functions around their
-   lines (distances doubled), and the bodies of the functions
-   every line of the top frame's scope can call (a callee's line: the calling line's distance plus
-   its own distance from the callee's ``def``);
+2. the rest of those code objects by distance from the anchor line, counted in statements of
+   the scope (one ahead counts 1, one behind 2; a nested function's lines come after its ``def``
+   line, so a class body shows its outline of ``def`` lines first): the top frame's function (or
+   the module lines around a module-level stop), the callers' functions around their lines
+   (distances doubled), and the bodies of the functions every line of the top frame's scope can
+   call (a callee's line: the calling line's distance plus its own distance from the ``def``);
 3. docstrings and comment lines of those regions;
 4. every other line of the program, by distance from the top frame's line.
 
@@ -39,8 +39,7 @@ from protocol.debugger import Frame, State
 STATE_RESERVE = 384  # tokens a prompt leaves for the predicted state (the session's default max_state_tokens)
 HISTORY_ROOM = 64  # tokens a new window leaves for the steps after its first state
 SLACK = 8  # a bounded listing fills 7/8 of its budget, and is kept while it fits the whole budget
-NEXT_LINES = 3
-NESTED_WEIGHT = 4  # tier 2: a nested function's line counts as 4 lines of the scope's own (a class shows its outline first)  # tier 1: code lines after the top frame's line
+NEXT_LINES = 3  # tier 1: code lines after the top frame's line
 INIT_NAMES = ("__init__", "__new__", "__post_init__", "__call__")  # what calling a class runs
 FileKey = str | None  # None: the program; else the path of another user file (as frames carry it)
 
@@ -154,6 +153,10 @@ def source_index(source: str) -> SourceIndex:
         if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
             quiet.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
 
+    for node in ast.walk(tree):  # any bare string statement (a docstring anywhere) compiles to nothing: never a stop
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            quiet.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+
     def walk(node: ast.AST, parent: int | None) -> None:
         for child in ast.iter_child_nodes(node):
             scope = parent
@@ -262,6 +265,25 @@ def _distance(line: int, anchor: int, weight: int = 1) -> int:
     return weight * (line - anchor if line >= anchor else 2 * (anchor - line))
 
 
+def _scope_distances(index: SourceIndex, scope: int | None, anchor: int) -> dict[int, int]:
+    """How far each code line of a scope is from `anchor`, in statements: the scope's own lines by
+    their count from the anchor (ahead once, behind twice; a class's ``def`` lines are one apart),
+    a nested function's line after its ``def`` line (its distance, plus 2, plus the lines between)."""
+    region = index.region(scope)
+    own = [line for line in region if index.scope_at(line) == scope and line not in index.quiet]
+    at = bisect.bisect_left(own, anchor)
+    distances: dict[int, int] = {}
+    for i, line in enumerate(own):
+        distances[line] = i - at if i >= at else 2 * (at - i)
+    for line in region:
+        if line in distances:
+            continue
+        i = bisect.bisect_right(own, line) - 1
+        head = own[i] if i >= 0 else None
+        distances[line] = (distances[head] + 2 + line - head) if head is not None else _distance(line, anchor)
+    return distances
+
+
 def _user_frames(state: State, sources: Sources) -> list[tuple[Frame, SourceIndex]]:
     """The state's frames (innermost first) whose file the listing can show."""
     out = []
@@ -305,33 +327,37 @@ def needs(state: State, program: str, modules: Mapping[str, str] | None = None) 
     return set(ranks.keys)
 
 
-def line_priorities(state: State, program: str, breakpoints: Sequence[int] = (), modules: Mapping[str, str] | None = None) -> list[tuple[FileKey, int]]:
+def line_priorities(state: State, program: str, breakpoints: Sequence[int | tuple[str, int]] = (),
+                    modules: Mapping[str, str] | None = None) -> list[tuple[FileKey, int]]:
     """Every line the listing may show at this stop, in the order the listing takes them (see the module doc)."""
     sources = Sources.of(program, modules)
     ranks = _Ranks()
     _offer_stop(ranks, sources, state)
     program_index = source_index(program)
-    for i, line in enumerate(sorted(set(breakpoints))):
-        ranks.offer(None, line, 1, 10 + i, program_index)
-        for header in program_index.headers.get(line, ()):
-            ranks.offer(None, header, 1, 10 + i, program_index)
+    marks = sorted({(None, b) if isinstance(b, int) else (str(b[0]), int(b[1])) for b in breakpoints}, key=lambda fl: (fl[0] or "", fl[1]))
+    for i, (file, line) in enumerate(marks):  # a session breakpoint: its line and what encloses it
+        index = sources.index(file)
+        if index is None or not 1 <= line <= len(index.lines):
+            continue
+        ranks.offer(file, line, 1, 10 + i, index)
+        for header in index.headers.get(line, ()):
+            ranks.offer(file, header, 1, 10 + i, index)
     frames = _user_frames(state, sources)
     for depth, (frame, index) in enumerate(frames):
         weight = 1 if depth == 0 else 2
         scope_id = index.frame_scope(frame.name, frame.line)
-        for line in index.region(scope_id):  # lines of nested functions after the scope's own lines
-            nested = NESTED_WEIGHT if index.scope_at(line) != scope_id else 1
-            ranks.offer(frame.file, line, 2, _distance(line, frame.line, weight * nested), index)
+        soon = _scope_distances(index, scope_id, frame.line)
+        for line, distance in soon.items():
+            ranks.offer(frame.file, line, 2, weight * distance, index)
         if depth == 0:  # the callees of every line of the scope, by how soon that line runs
-            for calling in index.region(scope_id):
+            for calling, distance in soon.items():
                 if index.scope_at(calling) != scope_id or calling not in index.calls:
                     continue
-                soon = _distance(calling, frame.line)
                 for file, scope in _callees(sources, index, [calling]):
                     callee = sources.index(file)
                     assert callee is not None
                     for line in callee.region(callee.scopes.index(scope)):
-                        ranks.offer(file, line, 2, soon + line - scope.head, callee)
+                        ranks.offer(file, line, 2, distance + line - scope.head, callee)
     top = frames[0] if frames else None
     anchor = top[0].line if top is not None and top[0].file is None else 1
     for line in program_index.code:
@@ -414,7 +440,7 @@ def choose_listing(
     budget: int,
     count_tokens: Callable[[str], int],
     *,
-    breakpoints: Sequence[int] = (),
+    breakpoints: Sequence[int | tuple[str, int]] = (),
     modules: Mapping[str, str] | None = None,
 ) -> Listing:
     """The listing for a window that starts at `state`, at most `budget` tokens (`listing_text` of it).
@@ -441,7 +467,7 @@ def choose_listing(
     if full_cost <= budget and not wanted_elsewhere:
         return full_listing(program)
     budget -= budget // SLACK  # room for the window's first state to grow while the listing is kept
-    cost = _Cost(sources, line_cost, count_tokens(lang.LISTING_ELIDED), lambda f: count_tokens(lang.listing_file_header(f or "")))
+    cost = _Cost(sources, line_cost, count_tokens(lang.LISTING_ELIDED), lambda f: 0 if f is None else count_tokens(lang.listing_file_header(f)))
     order = line_priorities(state, program, breakpoints, modules)
     program_full = full_cost <= budget
     if program_full:
@@ -495,7 +521,7 @@ def window_listing(
     context: int,
     count_tokens: Callable[[str], int],
     *,
-    breakpoints: Sequence[int] = (),
+    breakpoints: Sequence[int | tuple[str, int]] = (),
     modules: Mapping[str, str] | None = None,
 ) -> Listing:
     """The listing of a window that starts at `state`, for a model of `context` tokens.

@@ -238,6 +238,8 @@ class NeuralDebugger:
             else:
                 self._file_breakpoints.pop(rel, None)
             self._header_ids = None
+            if self._listing is not None and not self._listing.full:
+                self._listing = None  # a bounded listing shows the breakpoints' lines: choose it again
         return accepted
 
     def _relative(self, file: str) -> str | None:
@@ -532,7 +534,7 @@ class NeuralDebugger:
             chain = [first]
         action = Action(kind=kind)
         listing = window_listing(None, first, self.program, self._listing_context(), self._count,
-                                 breakpoints=self._breakpoints, modules=self.modules)
+                                 breakpoints=self._all_breakpoints(), modules=self.modules)
         prompt = self._encode(lang.render_prompt(self.program, self._all_breakpoints(), chain, action, listing, self.modules))
         if len(prompt) + self.max_state_tokens > self.max_model_len:
             chain = [first]
@@ -554,44 +556,35 @@ class NeuralDebugger:
     def _prompt_ids(self, action: Action) -> list[int]:
         """Header, the window's first state in full, then (action, state) ids, then `action`.
 
-        The listing (`model.listing.window_listing`) is kept while it covers the current stop, so
-        the cached prefix stays valid; a stop it does not cover starts a new window there with a
-        listing chosen for it. A prompt too long moves the window start (the listing is kept when it
-        still fits, as in `language.render_windows`).
+        The listing follows the current stop (`model.listing.window_listing`, asked at every
+        prompt): it is kept while it covers the stop and fits beside it, so the cached prefix stays
+        valid; a new listing starts a new window at the stop it was chosen for. A prompt too long
+        moves the window start under the same listing. Training windows follow the same sequence
+        of listings (`language.render_windows`).
         """
         action_ids = self._encode(lang.render_action(action))
         budget = self.max_model_len - self.max_state_tokens
         last = len(self._records) - 1
-        if self._listing is None or not self._listing.covers(self._records[last].state, self.program, self.modules):
-            self._start_window(last, None)
+        listing = window_listing(self._listing, self._records[last].state, self.program, self._listing_context(), self._count,
+                                 breakpoints=self._all_breakpoints(), modules=self.modules)
+        if listing != self._listing:
+            self._listing, self._header_ids, self._window = listing, None, last
         if self._prompt_len(self._window) + len(action_ids) > budget:
-            start = self._choose_window(budget - len(action_ids))
-            if self._start_window(start, self._listing) and start != last:
-                self._start_window(last, None)  # a new listing starts its window at the stop it was chosen for
+            self._window = self._choose_window(budget - len(action_ids))
             if self._prompt_len(self._window) + len(action_ids) > budget:
                 raise SessionError(f"the program and its current state do not fit the model's context of {self.max_model_len} tokens")
         return self._assemble(self._window) + action_ids
-
-    def _start_window(self, start: int, keep: Listing | None) -> bool:
-        """Start the window at record `start` with `keep`'s listing if it still serves, else a new one; True when the listing changed."""
-        listing = window_listing(keep, self._records[start].state, self.program, self._listing_context(), self._count,
-                                 breakpoints=self._breakpoints, modules=self.modules)
-        changed = listing != self._listing
-        if changed:
-            self._listing, self._header_ids = listing, None
-        self._window = start
-        return changed
 
     def _listing_context(self) -> int:
         """The context the listing rule sizes windows for: the model's, less any state budget above the rule's reserve."""
         return self.max_model_len - max(0, self.max_state_tokens - STATE_RESERVE)
 
     def _count(self, text: str) -> int:
-        """Tokens of `text`; listing lines (short, asked again at every new listing) are remembered."""
-        if len(text) > 400:
-            return len(self._encode(text))
+        """Tokens of `text`, remembered (the listing rule asks for the same lines and listing at every step)."""
         count = self._token_counts.get(text)
         if count is None:
+            if len(self._token_counts) > 20000:
+                self._token_counts.clear()
             count = self._token_counts[text] = len(self._encode(text))
         return count
 
