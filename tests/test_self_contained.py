@@ -37,7 +37,8 @@ def tracked_code_files() -> list[Path]:
         paths = [ROOT / n for n in names]
     else:
         paths = [p for p in ROOT.rglob("*") if ".venv" not in p.parts and "node_modules" not in p.parts]
-    return sorted(p for p in paths if p.is_file() and (p.suffix in CODE_SUFFIXES or p.name in CODE_NAMES))
+    this = Path(__file__).resolve()  # spells the patterns out to test them
+    return sorted(p for p in paths if p.is_file() and (p.suffix in CODE_SUFFIXES or p.name in CODE_NAMES) and p.resolve() != this)
 
 
 def shared_references(text: str) -> list[str]:
