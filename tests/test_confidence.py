@@ -281,3 +281,12 @@ def test_eval_calibration_command(tiny_checkpoint: Path, tmp_path: Path) -> None
     assert written.report["location"]["ece_calibrated"] == summary["fields"]["location"]["ece_calibrated"]
     missing = CliRunner().invoke(app, ["calibration", "--model", str(folder), "--trajectories", str(tmp_path / "nothing"), "--out", str(out)])
     assert missing.exit_code == 2 and "no trajectories" in missing.output
+    refit = tmp_path / "refit"
+    again = CliRunner().invoke(app, ["calibration", "--model", str(folder), "--trajectories", str(data), "--out", str(refit),
+                                     "--records", str(out / "records.jsonl")])  # fmt: skip
+    assert again.exit_code == 0, again.output
+    assert json.loads((refit / "summary.json").read_text())["fields"] == summary["fields"]  # same scores, same fit
+    (tmp_path / "bad.jsonl").write_text('{"trajectory": 1}\n')
+    bad = CliRunner().invoke(app, ["calibration", "--model", str(folder), "--trajectories", str(data), "--out", str(refit),
+                                   "--records", str(tmp_path / "bad.jsonl")])  # fmt: skip
+    assert bad.exit_code == 2 and "line 1" in bad.output

@@ -17,6 +17,7 @@ scores, for refitting), reliability.png, and optionally the fitted ``calibration
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,25 @@ class Scored:
         return {"trajectory": self.trajectory, "step": self.step, "action": self.action, "half": self.half,
                 "location": list(self.location) if self.location else None,
                 "variables": [list(v) for v in self.variables]}  # fmt: skip
+
+
+def read_records(path: Path) -> list[Scored]:
+    """The scored questions of an earlier run's records.jsonl (ValueError naming the bad line)."""
+    scored: list[Scored] = []
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            location = item["location"]
+            scored.append(Scored(int(item["trajectory"]), int(item["step"]), str(item["action"]), int(item["half"]),
+                                 (float(location[0]), bool(location[1])) if location else None,
+                                 [(str(n), float(p), bool(ok), str(kind)) for n, p, ok, kind in item["variables"]]))  # fmt: skip
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            raise ValueError(f"line {number}: {exc}") from None
+    if not scored:
+        raise ValueError("no records")
+    return scored
 
 
 def program_half(program: str) -> int:

@@ -284,6 +284,7 @@ def calibration(
     max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate (a retry gets twice as many)"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     write_calibration: bool = typer.Option(False, "--write-calibration", help="write the fitted calibration.json into the --model folder"),
+    records: Path | None = typer.Option(None, help="refit from an earlier run's records.jsonl of this model instead of generating (fast)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Reliability of the model's confidence (location, each variable) on held-out teacher-forced states; ECE raw and calibrated."""
@@ -293,24 +294,30 @@ def calibration(
 
     if backend not in ("transformers", "vllm"):
         raise _fail(f"unknown backend {backend!r}: use transformers or vllm")
-    if not trajectories.exists():
+    if records is None and not trajectories.exists():
         raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
     try:
         folder = resolve_checkpoint(model)
     except CheckpointNotFound as exc:
         raise _fail(str(exc)) from None
-    sessions = ModelSessions(folder, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=True, threads=threads)
     start = time.perf_counter()
-    window = int(getattr(sessions.backend, "max_model_len", None) or 2048)
-    try:
-        selection = ns.select_questions(trajectories, sessions.tokenizer, window, limit=limit, seed=seed)
-        if not selection.questions:
-            raise ns.TrajectoriesError(f"the {selection.trajectories} trajectories at {trajectories} have no step whose state fits a window of {window} tokens")
-        scored = cal.collect(selection.questions, sessions, progress=progress)
-    except ns.TrajectoriesError as exc:
-        raise _fail(str(exc)) from None
-    finally:
-        sessions.close()
+    if records is not None:
+        try:
+            scored = cal.read_records(records)
+        except (OSError, ValueError) as exc:
+            raise _fail(f"cannot read the records {records}: {exc}") from None
+    else:
+        sessions = ModelSessions(folder, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=True, threads=threads)
+        window = int(getattr(sessions.backend, "max_model_len", None) or 2048)
+        try:
+            selection = ns.select_questions(trajectories, sessions.tokenizer, window, limit=limit, seed=seed)
+            if not selection.questions:
+                raise ns.TrajectoriesError(f"the {selection.trajectories} trajectories at {trajectories} have no step whose state fits a window of {window} tokens")
+            scored = cal.collect(selection.questions, sessions, progress=progress)
+        except ns.TrajectoriesError as exc:
+            raise _fail(str(exc)) from None
+        finally:
+            sessions.close()
     if not any(s.half == 0 for s in scored) or not any(s.half == 1 for s in scored):
         raise _fail("the held-out programs all fall in one half: give more trajectories (or a larger --limit)")
     fitted, fits = cal.fit(scored)
