@@ -818,7 +818,9 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
         located = _alternation([located, *elsewhere], located)
     new_frame = f"{re.escape(CALL_SEP)}{located}{FULL_LOCALS_RE}"
     old = list(reversed(previous.frames)) if previous is not None else []
-    stacks = [f"(?:{new_frame})+"]
+    # every stack is (a new frame | a continued prefix of the previous stack) then new frames: the same
+    # language as the union of "new+" and each "prefix new*", with the (long) new-frame pattern written twice
+    starts = [new_frame]
     kept = ""
     for frame in old:
         if frame.file is not None:
@@ -826,14 +828,14 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
             if where is None:
                 break
             head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(SRC_SEP + json_string(frame.file) + LINE_SEP)}"
-            stacks.append(f"{kept}{head}{_lines_re(where.lines_of(frame.name))}{locals_any}(?:{new_frame})*")
+            starts.append(f"{kept}{head}{_lines_re(where.lines_of(frame.name))}{locals_any}")
             kept += f"{head}{frame.line}{locals_any}"
             continue
         head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(LINE_SEP)}"
-        stacks.append(f"{kept}{head}{_lines_re(info.lines_of(frame.name))}{locals_any}(?:{new_frame})*")
+        starts.append(f"{kept}{head}{_lines_re(info.lines_of(frame.name))}{locals_any}")
         kept += f"{head}{frame.line}{locals_any}"
     reasons = [REASON_STEP, REASON_BREAKPOINT, REASON_EXCEPTION, REASON_ENTRY]  # entry: the start, or an inverse step to it
-    running = _alternation([re.escape(r) for r in reasons], "") + _alternation(stacks, "")
+    running = _alternation([re.escape(r) for r in reasons], "") + _alternation(starts, "") + f"(?:{new_frame})*"
     endings = _alternation([re.escape(t) for t in (*ENDING_TOKENS.values(), EXITED)], "") + "(?:-?[0-9]{1,9})?"
     tail = (
         f"(?:{re.escape(RETURN_SEP)}{name_re}(?:\\.{name_re})?{JSON_STRING_RE})?"  # debugpy: Class.method
