@@ -756,7 +756,7 @@ class ProgramInfo:
         return self.lines
 
 
-@lru_cache(maxsize=32)  # a session asks for every step's constraint: compile each program once
+@lru_cache(maxsize=256)  # a session asks for every step's constraint: compile each program (and user module) once
 def program_info(program: str) -> ProgramInfo:
     """Executable lines and code-object names of `program` (from `compile`; unknown if it does not compile).
 
