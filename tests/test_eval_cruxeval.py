@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from protocol.debugger import Action, ActionKind
 from tracegen.sandbox import Limits
 from train import cruxeval as cx
 from train.eval_cli import DEFAULT_PROBLEMS, ModelSessions
@@ -85,7 +86,7 @@ def real_problems() -> list[cx.Problem]:
     return [p for p in problems if p.id in picked]
 
 
-@pytest.mark.parametrize(("mode", "via"), [("output", "step_return"), ("output", "breakpoint"), ("input", "step_return")])
+@pytest.mark.parametrize(("mode", "via"), [("output", "step_return"), ("output", "breakpoint"), ("output", "fine"), ("input", "step_return")])
 def test_oracle_passes_real_problems(real_problems: list[cx.Problem], mode: str, via: str) -> None:
     sessions = ModelSessions(None, "oracle", vllm_url=None, max_state_tokens=64, constrained=True, threads=1)
     records = [cx.evaluate_problem(p, mode, via, sessions, oracle=True) for p in real_problems]  # type: ignore[arg-type]
@@ -99,6 +100,35 @@ def test_model_path_runs_on_a_tiny_model(tiny_checkpoint: Path) -> None:
         assert set(record) >= {"id", "prediction", "passed", "how"}
         assert record["passed"] is False or record["prediction"] is not None
         json.dumps(record)
+    sessions.close()
+
+
+def test_fine_posing_counts_every_line_and_honours_its_budget(real_problems: list[cx.Problem]) -> None:
+    sessions = ModelSessions(None, "oracle", vllm_url=None, max_state_tokens=64, constrained=True, threads=1)
+    recursive = next(p for p in real_problems if p.id == "sample_531")
+    posed = cx.pose(recursive, "output")
+    session = sessions(posed.program)
+    full = cx.predict_output(session, posed, "fine")
+    assert full.note is None and cx.check_output(recursive, full.prediction).passed
+    # one stop per line event of user code between the call and the return: what the recording holds
+    session.start()
+    lines = 0
+    while not session.step(Action(kind=ActionKind.STEP_INTO)).finished:
+        lines += 1
+    assert full.steps == lines  # every line event up to the stop on the calling line (the last one before the exit)
+    short = cx.predict_output(sessions(posed.program), posed, "fine", fine_budget=2)
+    assert short.prediction is None and "within 2 fine steps" in (short.note or "")
+    assert short.steps == len(posed.module_lines) + 2
+
+
+def test_fine_posing_on_a_tiny_model_stays_within_its_budget(tiny_checkpoint: Path) -> None:
+    sessions = ModelSessions(tiny_checkpoint, "transformers", vllm_url=None, max_state_tokens=12, constrained=True, threads=1)
+    posed = cx.pose(PROBLEM, "output")
+    record = cx.evaluate_problem(PROBLEM, "output", "fine", sessions, fine_budget=4)  # type: ignore[arg-type]
+    assert record["passed"] is False or record["prediction"] is not None
+    assert record["steps"] <= len(posed.module_lines) + 1 + 4  # module steps, then at most the budget
+    assert record["prediction"] is not None or record.get("note")
+    json.dumps(record)
     sessions.close()
 
 
@@ -119,6 +149,8 @@ def test_cli_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "neural_debugger_cli", "eval", "cruxeval", "--backend", "oracle", "--problems", str(tmp_path / "no.jsonl"), "--out", str(tmp_path)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 2 and "cannot read the problems file" in done.stderr
+    done = subprocess.run(cmd + ["--via", "coarse"], capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 2 and "unknown --via 'coarse'" in done.stderr and "fine" in done.stderr
     cmd[cmd.index("oracle")] = "nonsense"
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
     assert done.returncode == 2 and "unknown backend" in done.stderr

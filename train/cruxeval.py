@@ -11,6 +11,11 @@ function source, one blank line, ``result = f(<input>)``.
   *next* line, past the calling line and its return value, and a ``step_into`` enters any
   comprehension, lambda or call on the return line). The prediction is the return value (``State.return_value``) shown on the
   calling line.
+* ``via="fine"``: from the calling line, ``step_into`` again and again (every line of f and of the
+  user code it calls, one predicted stop each) until the predicted state is back in the module
+  frame with f's return value (``(return) f`` on the calling line, or ``result`` assigned), within
+  `FINE_BUDGET` steps. ``step_into`` because it is the one fine action whose stop after f's last
+  line is the calling line with the return value (``step_over`` from f's last line goes past it).
 * Input prediction (CruxEval-I): the session starts on the calling line just after ``f`` returned
   (return value: the expected output) and takes ``inv_step_call``; the predicted entry state's
   locals are the arguments, joined in signature order into an input string. The calling line is
@@ -40,10 +45,13 @@ from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, Sto
 from tracegen.sandbox import Limits, _child_env, _kill_group, _preexec
 
 Mode = Literal["output", "input"]
-Via = Literal["step_return", "breakpoint"]
+Via = Literal["step_return", "breakpoint", "fine"]
+VIAS: tuple[str, ...] = ("step_return", "breakpoint", "fine")
 FUNCTION = "f"
 HIDDEN_INPUT = "..."  # the calling line's argument text in input mode
 CHECK_LIMITS = Limits(cpu_seconds=5, wall_seconds=5.0, memory_bytes=1 << 30)
+FINE_BUDGET = 200  # via="fine": predicted stops after the calling line before giving up
+RESULT = "result"  # the calling line's target: `result = f(...)`
 
 
 class Problem(BaseModel):
@@ -166,7 +174,7 @@ class Prediction:
     steps: int = 0
 
 
-def predict_output(session: Any, posed: Posed, via: Via = "step_return") -> Prediction:
+def predict_output(session: Any, posed: Posed, via: Via = "step_return", fine_budget: int = FINE_BUDGET) -> Prediction:
     """Step a started-from-entry session into f and out again; the return value on the calling line."""
     state = session.start()
     steps = 0
@@ -177,6 +185,8 @@ def predict_output(session: Any, posed: Posed, via: Via = "step_return") -> Pred
         steps += 1
     if not _at_call(state, posed):
         return Prediction(None, f"did not reach the calling line {posed.call_line}: {_where(state)}", steps)
+    if via == "fine":
+        return predict_fine(session, state, posed, steps, fine_budget)
     state = session.step(Action(kind=ActionKind.STEP_INTO))
     steps += 1
     if state.top is None or state.top.name != FUNCTION:
@@ -206,6 +216,35 @@ def predict_output(session: Any, posed: Posed, via: Via = "step_return") -> Pred
     if state.return_value is None:
         return Prediction(None, "no return value on the calling line", steps)
     return Prediction(state.return_value.value, None, steps)
+
+
+def predict_fine(session: Any, state: State, posed: Posed, steps: int = 0, budget: int = FINE_BUDGET) -> Prediction:
+    """From the stop on the calling line, `step_into` until the state is back in the module frame with
+    f's return value; at most `budget` steps (`Prediction.steps` counts them on top of `steps`)."""
+    fine = 0
+    while True:
+        if fine > 0:
+            answer = _fine_answer(state, posed)
+            if answer is not None:
+                return Prediction(answer, None, steps + fine)
+            if state.finished:
+                return Prediction(None, f"the program exited before {FUNCTION} returned ({fine} fine steps)", steps + fine)
+            if len(state.frames) == 1 and not _at_call(state, posed):
+                return Prediction(None, f"back in the module without {FUNCTION}'s return value: {_where(state)}", steps + fine)
+        if fine >= budget:
+            return Prediction(None, f"no return from {FUNCTION} within {budget} fine steps: {_where(state)}", steps + fine)
+        state = session.step(Action(kind=ActionKind.STEP_INTO))
+        fine += 1
+
+
+def _fine_answer(state: State, posed: Posed) -> str | None:
+    """f's return value if `state` is back in the module frame after the call: ``(return) f`` on the
+    calling line, or `result` assigned (a stop past the calling line)."""
+    if len(state.frames) != 1 or state.frames[0].name != "<module>":
+        return None
+    if _at_call(state, posed) and state.return_value is not None and state.return_value.name == FUNCTION:
+        return state.return_value.value
+    return state.frames[0].locals.get(RESULT)
 
 
 def return_state(posed: Posed, output: str) -> State:
@@ -335,7 +374,8 @@ def run_check(source: str, limits: Limits = CHECK_LIMITS) -> CheckResult:
 SessionFactory = Callable[[str], Any]  # program text -> a DebugSession (not yet started)
 
 
-def evaluate_problem(problem: Problem, mode: Mode, via: Via, make_session: SessionFactory, oracle: bool = False) -> dict[str, Any]:
+def evaluate_problem(problem: Problem, mode: Mode, via: Via, make_session: SessionFactory, oracle: bool = False,
+                     fine_budget: int = FINE_BUDGET) -> dict[str, Any]:  # fmt: skip
     """Pose, predict and score one problem; the predictions.jsonl record."""
     start = time.perf_counter()
     record: dict[str, Any] = {"id": problem.id, "prediction": None, "passed": False}
@@ -347,7 +387,7 @@ def evaluate_problem(problem: Problem, mode: Mode, via: Via, make_session: Sessi
     session = make_session(posed.program if mode == "output" or not oracle else program_text(problem.code, problem.input))
     try:
         if mode == "output":
-            result = predict_output(session, posed, via)
+            result = predict_output(session, posed, via, fine_budget)
         elif oracle:
             result = predict_input_oracle(session, posed)
         else:
@@ -376,5 +416,7 @@ def summarize(records: list[dict[str, Any]], **settings: Any) -> dict[str, Any]:
         outcomes[r.get("how", "invalid")] = outcomes.get(r.get("how", "invalid"), 0) + 1
     no_answer = sum(1 for r in records if r["prediction"] is None)
     seconds = sum(float(r.get("seconds", 0.0)) for r in records)
+    steps = sum(int(r.get("steps", 0)) for r in records)
     return {"pass@1": round(100.0 * passed / n, 2) if n else 0.0, "n": n, "passed": passed, "no_prediction": no_answer,
-            "outcomes": outcomes, "seconds_per_problem": round(seconds / n, 3) if n else 0.0, **settings}  # fmt: skip
+            "outcomes": outcomes, "seconds_per_problem": round(seconds / n, 3) if n else 0.0,
+            "steps_per_problem": round(steps / n, 2) if n else 0.0, **settings}  # fmt: skip

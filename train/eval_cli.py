@@ -46,6 +46,9 @@ class SharedBackend:
 class ModelSessions:
     """Makes one session per program from a model loaded once (the backend and its tokenizer are shared)."""
 
+    flow_constraint: bool = True  # narrow each forward stop to static control flow (model.flow)
+    repr_check: bool = True  # never write an impossible repr (model.repr_check)
+
     def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
                  constrained: bool, threads: int | None) -> None:  # fmt: skip
         self.kind = backend
@@ -90,7 +93,8 @@ class ModelSessions:
 
         return NeuralDebugger(SharedBackend(self.backend), self.tokenizer, program, path, breakpoints=list(breakpoints or []),
                               temperature=0.0, max_state_tokens=self.max_state_tokens, constrained=self.constrained,
-                              retry_temperature=None)  # fmt: skip  (greedy throughout, retries included)
+                              retry_temperature=None, flow_constraint=self.flow_constraint,
+                              repr_check=self.repr_check)  # fmt: skip  (greedy throughout, retries included)
 
     def close(self) -> None:
         if self.backend is not None:
@@ -105,7 +109,8 @@ def _check_backend(backend: str) -> None:
 @app.command()
 def cruxeval(
     mode: str = typer.Option("output", help="output (CruxEval-O) | input (CruxEval-I)"),
-    via: str = typer.Option("step_return", help="output mode: step_return | breakpoint"),
+    via: str = typer.Option("step_return", help="output mode: step_return | breakpoint | fine (step_into line by line until f returns)"),
+    fine_budget: int = typer.Option(200, min=1, help="--via fine: predicted stops after the calling line before giving up"),
     model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
     backend: str = typer.Option("transformers", help="transformers | vllm | oracle (tracegen's recorder: checks posing and scoring)"),
     vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
@@ -125,8 +130,8 @@ def cruxeval(
 
     if mode not in ("output", "input"):
         raise _fail(f"unknown mode {mode!r}: use output or input")
-    if via not in ("step_return", "breakpoint"):
-        raise _fail(f"unknown --via {via!r}: use step_return or breakpoint")
+    if via not in cx.VIAS:
+        raise _fail(f"unknown --via {via!r}: use one of {', '.join(cx.VIAS)}")
     _check_backend(backend)
     problems = problems or default_cruxeval_path()
     try:
@@ -140,7 +145,7 @@ def cruxeval(
     bar = tqdm(total=len(items), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
     settings = (model, backend, vllm_url, max_state_tokens, constrained, threads)
     with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial, \
-            _problem_runner(sessions, settings, mode, via, workers) as run:  # what an interrupted run leaves
+            _problem_runner(sessions, settings, mode, via, workers, fine_budget) as run:  # what an interrupted run leaves
         for record in run(items):
             records.append(record)
             bar.update(1)
@@ -154,6 +159,7 @@ def cruxeval(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
+        **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
     )  # fmt: skip
     write_results(out, summary, records, "predictions.jsonl")
     (out / "predictions.partial.jsonl").unlink(missing_ok=True)
@@ -163,30 +169,30 @@ def cruxeval(
 _WORKER: dict[str, Any] = {}  # per worker process: its ModelSessions and task settings (set once by _init_worker)
 
 
-def _init_worker(settings: tuple, mode: str, via: str) -> None:
+def _init_worker(settings: tuple, mode: str, via: str, fine_budget: int) -> None:
     model, backend, vllm_url, max_state_tokens, constrained, threads = settings
     _WORKER.update(sessions=ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens,
-                                          constrained=constrained, threads=threads), mode=mode, via=via)  # fmt: skip
+                                          constrained=constrained, threads=threads), mode=mode, via=via, fine_budget=fine_budget)  # fmt: skip
 
 
 def _work(problem: Any) -> dict[str, Any]:
     from train import cruxeval as cx
 
     sessions = _WORKER["sessions"]
-    return cx.evaluate_problem(problem, _WORKER["mode"], _WORKER["via"], sessions, oracle=sessions.oracle)
+    return cx.evaluate_problem(problem, _WORKER["mode"], _WORKER["via"], sessions, oracle=sessions.oracle, fine_budget=_WORKER["fine_budget"])
 
 
 @contextmanager
-def _problem_runner(sessions: ModelSessions, settings: tuple, mode: str, via: str, workers: int) -> Iterator[Any]:
+def _problem_runner(sessions: ModelSessions, settings: tuple, mode: str, via: str, workers: int, fine_budget: int) -> Iterator[Any]:
     """A function from problems to their records, in order: in this process, or in `workers` processes."""
     from train import cruxeval as cx
 
     if workers <= 1:
-        yield lambda items: (cx.evaluate_problem(p, mode, via, sessions, oracle=sessions.oracle) for p in items)  # type: ignore[arg-type]
+        yield lambda items: (cx.evaluate_problem(p, mode, via, sessions, oracle=sessions.oracle, fine_budget=fine_budget) for p in items)  # type: ignore[arg-type]
         return
     import multiprocessing
 
-    with multiprocessing.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=(settings, mode, via)) as pool:
+    with multiprocessing.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=(settings, mode, via, fine_budget)) as pool:
         yield lambda items: pool.imap(_work, items)
 
 
@@ -203,10 +209,13 @@ def fidelity(
     limit: int | None = typer.Option(None, min=1, help="only the first N programs"),
     max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate"),
     constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
+    flow_constraint: bool = typer.Option(True, help="narrow each stop to static control flow (model.flow)"),
+    repr_check: bool = typer.Option(True, help="never write an impossible repr (duplicate keys, unbalanced brackets)"),
+    free_running: bool = typer.Option(False, help="the session goes on from its own predictions (as a user sees it), not from the real state"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
-    """Next-state exact match per action type and against horizon, vs tracegen's fast recorder (teacher-forced)."""
+    """Next-state exact match per action type and against horizon, vs tracegen's fast recorder (teacher-forced unless --free-running)."""
     from train import fidelity as fd
 
     _check_backend(backend)
@@ -215,16 +224,27 @@ def fidelity(
     except fd.ProgramsError as exc:
         raise _fail(str(exc)) from None
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
+    sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
     start = time.perf_counter()
-    report = fd.evaluate(sources, sessions, seed=seed, scripts=scripts, max_steps=max_steps, progress=progress)
+    report = fd.evaluate(sources, sessions, seed=seed, scripts=scripts, max_steps=max_steps, progress=progress, free_running=free_running)
     summary = report.summary(backend=backend, model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT),
                              programs=str(programs), seed=seed, scripts=scripts, max_steps=max_steps,
-                             seconds=round(time.perf_counter() - start, 1))  # fmt: skip
+                             constrained=constrained, flow_constraint=flow_constraint, repr_check=repr_check,
+                             free_running=free_running, seconds=round(time.perf_counter() - start, 1))  # fmt: skip
     sessions.close()
     write_results(out, summary, report.steps, "steps.jsonl")
     overall = summary["overall"]
+    _echo_kinds(summary)
     typer.echo(f"next-state exact {100 * overall['state']:.1f}% (location {100 * overall['location']:.1f}%, locals {100 * overall['locals']:.1f}%) "
                f"over {overall['stops']} steps of {summary['programs_used']} programs; wrote {out}/summary.json")  # fmt: skip
+
+
+def _echo_kinds(summary: dict[str, Any]) -> None:
+    """Print the misses by line kind (train.error_analysis) as a table."""
+    from train.error_analysis import kind_lines
+
+    if summary.get("by_line_kind"):
+        typer.echo("\n".join(["misses by what the line does:", *kind_lines(summary["by_line_kind"])]))
 
 
 @app.command("next-state")
@@ -239,6 +259,8 @@ def next_state(
     seq_len: int | None = typer.Option(None, min=16, help="window length in tokens (default: the model's context, as in training)"),
     max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate (a retry gets twice as many)"),
     constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
+    flow_constraint: bool = typer.Option(True, help="narrow each forward stop to static control flow (model.flow)"),
+    repr_check: bool = typer.Option(True, help="never write an impossible repr (duplicate keys, unbalanced brackets)"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
@@ -250,6 +272,7 @@ def next_state(
     if not trajectories.exists():
         raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
+    sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
     start = time.perf_counter()
     window = seq_len or int(getattr(sessions.backend, "max_model_len", None) or 2048)
     try:
@@ -265,8 +288,10 @@ def next_state(
     summary = report.summary(selection, backend=backend, model=str(model or DEFAULT_CHECKPOINT), trajectories=str(trajectories),
                              limit=limit, seed=seed, seq_len=window, max_state_tokens=max_state_tokens,
                              constrained=constrained, seconds=elapsed)  # fmt: skip
+    summary.update(flow_constraint=flow_constraint, repr_check=repr_check)
     write_results(out, summary, report.records, "predictions.jsonl")
     overall = summary["overall"]
+    _echo_kinds(summary)
     per_action = ", ".join(f"{a} {100 * r['state']:.0f}% ({r['stops']})" for a, r in summary["by_action"].items())
     typer.echo(f"next-state exact {100 * overall['state']:.1f}% (location {100 * overall['location']:.1f}%, locals {100 * overall['locals']:.1f}%) "
                f"over {overall['stops']} states in {elapsed:.0f} s: {per_action}; wrote {out}/summary.json")  # fmt: skip
