@@ -605,6 +605,20 @@ class DapHandler:
 
     async def on_source(self, request: dap.Request) -> dict[str, Any]:
         run = self._require_run()
+        try:
+            args = self._args(request, dap.SourceArguments)
+        except ValidationError:
+            args = None  # no usable arguments: the program's own source, as before
+        path = args.source.path if args is not None and args.source is not None else None
+        if path:  # another user file of the program (a frame's source.path)
+            real = os.path.realpath(path_from_client(path))
+            if real != str(run.program.path):
+                if _library_file(run.program.path, real) is not None:
+                    raise RequestError(f"{Path(real).name} is not a file of the program's folder")
+                text = _read_text(real)
+                if text is None:
+                    raise RequestError(f"cannot read {real}")
+                return {"content": text, "mimeType": "text/x-python"}
         return {"content": run.program.source, "mimeType": "text/x-python"}
 
     # ------------------------------------------------------------------ execution

@@ -244,3 +244,19 @@ def test_reverse_continue_stops_at_a_breakpoint_in_a_module(adapter, tmp_path: P
         back = _next_state(client, tmp_path)
         client.ok("disconnect")
     assert (back.reason, back.top.file, back.top.line) == (StopReason.BREAKPOINT, "report.py", 2)
+
+
+def test_source_request_gives_a_module_file_and_refuses_others(adapter, tmp_path: Path) -> None:
+    project = next(p for p in projects() if p.name == "project_classes")
+    main = project.write(tmp_path)
+    with adapter.client() as client:
+        client.ok("initialize", {"adapterID": "neural"})
+        client.ok("launch", {"program": str(main), "backend": "oracle", "stopOnEntry": True})
+        client.ok("configurationDone")
+        client.wait_event("stopped")
+        body = client.ok("source", {"source": {"path": str(tmp_path / "stack.py")}, "sourceReference": 0})
+        assert body["content"] == project.sources["stack.py"]
+        assert client.ok("source", {"sourceReference": 0})["content"] == project.main
+        reply = client.request("source", {"source": {"path": os.__file__}, "sourceReference": 0})
+        assert not reply["success"] and "folder" in reply["message"]
+        client.ok("disconnect")
