@@ -7,6 +7,9 @@ ratio between the two (timings on a shared machine swing; ratios measured togeth
 
 * step latency: a neural step (a stop predicted with its stack and locals) against debugpy's step
   plus stackTrace/scopes/variables on the same program (bench/bench_step.py); p50 and p90.
+* step latency by file length: p50 of a neural step on a ~400-line file (a standard-library module
+  followed by examples/demo.py) next to the 28-line examples/demo.py alone (bench/bench_step.py,
+  `file_length_run`): the same stops, and the long file from its entry. Target: within 1.5x.
 * tracegen: stops/s of the fast recorder against the debugpy recorder (bench/bench_tracegen.py).
 * training: tokens/s of the `tiny` preset over a short run on toy trajectories (train.loop).
 * CruxEval: wall time per problem on the first --cruxeval-limit problems, the model against the
@@ -80,6 +83,29 @@ def step_latency(checkpoint: Path, program: Path, steps: int) -> list[Row]:
         for q in (0.5, 0.9):
             rows.append(Row(f"{label} p{int(q * 100)}", f"{p(times, q):.1f} ms", f"{p(base, q):.1f} ms (debugpy step+inspect)",
                             f"{p(times, q) / p(base, q):.2f}x", f"{len(times)} steps of {program.name}"))
+    return rows
+
+
+def step_latency_by_length(checkpoint: Path, program: Path, steps: int, rounds: int) -> list[Row]:
+    """Step p50 on a ~400-line file next to the short one it ends with, in the same process (bench_step.file_length_run)."""
+    import bench_step
+
+    result = bench_step.file_length_run(checkpoint, program, steps, rounds=rounds)
+    p = bench_step.percentile
+    short = result["short"]["times"]
+    rows = []
+    for key, label in (("long_same_stops", "the same stops"), ("long_from_entry", "from its entry")):
+        times = result[key]["times"]
+        if not times or not short:
+            rows.append(Row(f"neural step p50, {result['long_lines']}-line file ({label})", "unavailable"))
+            continue
+        prompts = result[key]["prompt"]
+        rows.append(Row(f"neural step p50, {result['long_lines']}-line file ({label})", f"{p(times, .5):.1f} ms",
+                        f"{p(short, .5):.1f} ms ({result['short_lines']}-line {program.name})", f"{p(times, .5) / p(short, .5):.2f}x",
+                        f"true-length states, {len(times)} steps in {rounds} rounds; target <= 1.5x; "
+                        f"prompt tokens mean {sum(prompts) / len(prompts):.0f} / max {max(prompts)} "
+                        f"(short: {sum(result['short']['prompt']) / len(result['short']['prompt']):.0f} / {max(result['short']['prompt'])}); "
+                        f"long file: {bench_step.LONG_FILE_MODULE}.py + {program.name}"))
     return rows
 
 
@@ -191,6 +217,8 @@ def main() -> int:
         checkpoint, label = choose_checkpoint(tmp)
         sections = [
             ("step latency", lambda: step_latency(checkpoint, ROOT / "examples" / "functions.py", 8 if quick else 20)),
+            ("step latency by file length", lambda: step_latency_by_length(checkpoint, ROOT / "examples" / "demo.py",
+                                                                          10 if quick else 25, 1 if quick else 3)),
             ("tracegen", lambda: tracegen_throughput(sorted((ROOT / "examples").glob("*.py"))[: 2 if quick else 5], 20 if quick else 40)),
             ("training", lambda: training_throughput(tmp / "train", 4 if quick else 10)),
             ("cruxeval", lambda: cruxeval_wall_time(checkpoint, 2 if quick else args.cruxeval_limit, args.cruxeval)),

@@ -9,22 +9,26 @@ user files (modules given by path) appear after the program as sections, each op
 
 0. every frame's current line, with the header lines of what encloses it (the ``def``/``class``
    lines of its scopes and the ``for``/``while``/``if``/``with``/``try`` lines around it);
-1. what the next stop can need: the next three code lines of the top frame's scope, the first
-   lines of every function the top frame's current line can call (resolved statically by name
-   through the program and its user modules; a class stands for its ``__init__``), the line after
-   each caller's current line, and the session's breakpoints;
+1. what the next stop can need: the next two statements of the top frame's scope, the ``def``
+   line and first body line of every function the top frame's current line can call (resolved
+   statically by name through the program and its user modules; a class stands for its
+   ``__init__``), the statement after each caller's current line, and the session's breakpoints;
 2. the rest of those code objects by distance from the anchor line, counted in statements of
    the scope (one ahead counts 1, one behind 2; a nested function's lines come after its ``def``
    line, so a class body shows its outline of ``def`` lines first): the top frame's function (or
    the module lines around a module-level stop), the callers' functions around their lines
    (distances doubled), and the bodies of the functions every line of the top frame's scope can
    call (a callee's line: the calling line's distance plus its own distance from the ``def``);
-3. docstrings and comment lines of those regions;
+3. docstrings, bare strings and comment lines of those regions;
 4. every other line of the program, by distance from the top frame's line.
 
-Lines are taken in that order (ties: file, then line number), each one that still fits the
-budget with its markers; a line too long for what is left is passed over. `needs` is what tiers 0 and 1 hold for a stop: a listing *covers* a stop when it shows
-all of it, and only then may a session keep its listing (and its cached prefix) for that stop.
+A statement written on several lines (up to `MAX_SPAN`; a compound one: its header) is taken
+whole. Lines are taken in that order (ties: file, then line number), each one that still fits
+the budget with its markers; a line too long for what is left is passed over. A bounded listing
+fills 7/8 of its budget (`SLACK`). `needs` is what tiers 0 and 1 hold for a stop: a listing
+*covers* a stop when it shows all of it. `window_listing` is the one rule a session and the
+training windows apply at every stop: keep the current listing while it covers the stop and
+fits beside it, else choose a new one for that stop (and start a new window there).
 """
 from __future__ import annotations
 
@@ -39,7 +43,8 @@ from protocol.debugger import Frame, State
 STATE_RESERVE = 384  # tokens a prompt leaves for the predicted state (the session's default max_state_tokens)
 HISTORY_ROOM = 64  # tokens a new window leaves for the steps after its first state
 SLACK = 8  # a bounded listing fills 7/8 of its budget, and is kept while it fits the whole budget
-NEXT_LINES = 3  # tier 1: code lines after the top frame's line
+NEXT_LINES = 2  # tier 1: statements after the top frame's line
+MAX_SPAN = 12  # a statement on up to this many lines is shown whole or not at all
 INIT_NAMES = ("__init__", "__new__", "__post_init__", "__call__")  # what calling a class runs
 FileKey = str | None  # None: the program; else the path of another user file (as frames carry it)
 
@@ -82,6 +87,11 @@ class SourceIndex:
     headers: dict[int, tuple[int, ...]] = field(default_factory=dict)  # line -> enclosing header lines
     calls: dict[int, tuple[str, ...]] = field(default_factory=dict)  # line -> names called on it
     quiet: frozenset[int] = frozenset()  # docstring and comment lines
+    spans: dict[int, tuple[int, int]] = field(default_factory=dict)  # line of a multi-line statement -> (first, last)
+
+    def span(self, line: int) -> tuple[int, int]:
+        """The lines of the statement `line` belongs to (a compound one: its header), at most `MAX_SPAN`."""
+        return self.spans.get(line, (line, line))
 
     def scope_at(self, line: int) -> int | None:
         return self.scope_of.get(line)
@@ -106,10 +116,10 @@ class SourceIndex:
         """The next `count` code lines after `line` in its scope (`scope`, default the line's own)."""
         scope = self.scope_at(line) if scope is None else scope
         out: list[int] = []
-        for other in self.code[bisect.bisect_right(self.code, line) :]:
+        for other in self.code[bisect.bisect_right(self.code, self.span(line)[1]) :]:
             if len(out) >= count:
                 break
-            if other in self.quiet:
+            if other in self.quiet or self.span(other)[0] != other:  # one line per statement: its first
                 continue
             if self.scope_at(other) == scope:
                 out.append(other)
@@ -196,8 +206,31 @@ def source_index(source: str) -> SourceIndex:
         return SourceIndex(lines=lines, code=code, quiet=frozenset(comments))
     index.quiet = frozenset(quiet)
     index.headers = {line: tuple(sorted(h)) for line, h in headers.items()}
+    index.spans = _statement_spans(tree)
     index.calls = {line: tuple(sorted(c)) for line, c in calls.items()}
     return index
+
+
+def _statement_spans(tree: ast.AST) -> dict[int, tuple[int, int]]:
+    """Each line of a statement written on several lines (a compound statement: its header, up to
+    the line before its body) mapped to the statement's (first, last) line; spans over `MAX_SPAN`
+    lines (long literals) are left out."""
+    spans: dict[int, tuple[int, int]] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        first = node.lineno
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+            last = body[0].lineno - 1
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
+                first = min(d.lineno for d in node.decorator_list)
+        else:
+            last = node.end_lineno or first
+        if first < last <= first + MAX_SPAN - 1:
+            for line in range(first, last + 1):
+                spans.setdefault(line, (first, last))
+    return spans
 
 
 @dataclass(frozen=True)
@@ -251,14 +284,18 @@ class _Ranks:
         self.keys: dict[tuple[FileKey, int], Key] = {}
 
     def offer(self, file: FileKey, line: int, tier: int, distance: int, index: SourceIndex) -> None:
-        if not 1 <= line <= len(index.lines) or not index.lines[line - 1].strip():
+        if not 1 <= line <= len(index.lines):
             return
         if tier in (1, 2) and line in index.quiet:
             tier = 3
         key = (tier, distance)
-        old = self.keys.get((file, line))
-        if old is None or key < old:
-            self.keys[(file, line)] = key
+        first, last = index.span(line)
+        for other in range(first, last + 1):  # a statement on several lines comes whole
+            if not index.lines[other - 1].strip():
+                continue
+            old = self.keys.get((file, other))
+            if old is None or key < old:
+                self.keys[(file, other)] = key
 
 
 def _distance(line: int, anchor: int, weight: int = 1) -> int:
@@ -266,12 +303,13 @@ def _distance(line: int, anchor: int, weight: int = 1) -> int:
 
 
 def _scope_distances(index: SourceIndex, scope: int | None, anchor: int) -> dict[int, int]:
-    """How far each code line of a scope is from `anchor`, in statements: the scope's own lines by
-    their count from the anchor (ahead once, behind twice; a class's ``def`` lines are one apart),
-    a nested function's line after its ``def`` line (its distance, plus 2, plus the lines between)."""
+    """How far each code line of a scope is from `anchor`, in statements: the scope's own statements
+    by their count from the anchor (ahead once, behind twice; a class's ``def`` lines are one apart;
+    a statement's other lines as its first), a nested function's line after its ``def`` line (its
+    distance, plus 2, plus the lines between)."""
     region = index.region(scope)
-    own = [line for line in region if index.scope_at(line) == scope and line not in index.quiet]
-    at = bisect.bisect_left(own, anchor)
+    own = [line for line in region if index.scope_at(line) == scope and line not in index.quiet and index.span(line)[0] == line]
+    at = bisect.bisect_left(own, index.span(anchor)[0])
     distances: dict[int, int] = {}
     for i, line in enumerate(own):
         distances[line] = i - at if i >= at else 2 * (at - i)

@@ -600,11 +600,13 @@ class NeuralDebugger:
         return len(self._assemble(start))
 
     def _choose_window(self, budget: int) -> int:
-        """The latest start leaving about a quarter of the room after the header free, so the window then stays put a while."""
+        """The latest start leaving about a quarter of the budget free (half the room after a long
+        header, e.g. a bounded listing), so the window then stays put a while."""
         last = len(self._records) - 1
         header = len(self._header())
+        target = max(budget * 3 // 4, header + (budget - header) // 2)
         for start in range(last, self._window - 1, -1):
-            if self._prompt_len(start) > header + (budget - header) * 3 // 4:
+            if self._prompt_len(start) > target:
                 return min(start + 1, last)
         return self._window
 

@@ -62,8 +62,11 @@ def stack_states(program: str, rng: random.Random, count: int) -> list[State]:
 
 
 def stack_lines_listing(state: State, program: str) -> LS.Listing:
-    lines = sorted({f.line for f in state.frames if f.file is None} | {h for f in state.frames for h in LS.source_index(program).headers.get(f.line, ())})
-    return LS.Listing(((None, tuple(lines)),))
+    """The frames' lines and their headers, each with the rest of its statement (tier 0)."""
+    index = LS.source_index(program)
+    marks = {f.line for f in state.frames if f.file is None} | {h for f in state.frames for h in index.headers.get(f.line, ())}
+    lines = {n for m in marks for n in range(index.span(m)[0], index.span(m)[1] + 1) if index.lines[n - 1].strip()}
+    return LS.Listing(((None, tuple(sorted(lines))),))
 
 
 # --- the rule's properties ----------------------------------------------------------------------
