@@ -103,3 +103,20 @@ def test_cli_refuses_a_breakpoint_in_a_missing_file(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "neural_debugger_cli", "tracegen", "record", str(program), "--bp", "a.py:x"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "FILE:LINE" in done.stderr
+
+
+@pytest.mark.slow
+def test_live_parity_projects(tmp_path: Path) -> None:
+    """Every project script recorded live by debugpy (slow) against the fast recorder."""
+    from tracegen.debugpy_recorder import record_debugpy
+
+    problems = []
+    for project in projects():
+        folder = tmp_path / project.name
+        main = project.write(folder)
+        scripts = project_scripts(project)
+        fast = fast_project_sessions(project, scripts)
+        for script, states in zip(scripts, fast):
+            real = relative_states(record_debugpy(main, list(script.actions), list(script.breakpoints), run_timeout=20), folder)
+            problems += [f"{project.name} {script.to_json()}: {d}" for d in state_differences(states, real)]
+    assert not problems, "\n".join(problems[:10])
