@@ -1,0 +1,4 @@
+from .ops import add, Point
+from . import consts
+
+__all__ = ["add", "Point"]

@@ -1,0 +1,2 @@
+FACTOR = 3
+NAMES = [n.upper() for n in ("a", "b")]
