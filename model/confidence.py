@@ -313,8 +313,16 @@ def reliability(confidences: Sequence[float], correct: Sequence[bool], bins: int
     return rows
 
 
+def _log_loss(xs: Sequence[float], ys: Sequence[float], a: float, b: float) -> float:
+    total = 0.0
+    for x, y in zip(xs, ys):
+        z = a * x + b
+        total += max(z, 0.0) + math.log1p(math.exp(-abs(z))) - y * z
+    return total
+
+
 def fit_temperature(confidences: Sequence[float], correct: Sequence[bool]) -> FieldMap:
-    """Platt scaling on the logit (1/temperature and a bias), by Newton's method on the log-loss."""
+    """Platt scaling on the logit (1/temperature and a bias), by damped Newton steps on the log-loss."""
     xs = [_logit(p) for p in confidences]
     ys = [1.0 if ok else 0.0 for ok in correct]
     a, b = 1.0, 0.0
@@ -335,20 +343,35 @@ def fit_temperature(confidences: Sequence[float], correct: Sequence[bool]) -> Fi
             break
         da = (hbb * ga - hab * gb) / det
         db = (haa * gb - hab * ga) / det
-        a, b = a - da, b - db
-        if abs(da) < 1e-8 and abs(db) < 1e-8:
+        step, before = 1.0, _log_loss(xs, ys, a, b)
+        while step > 1e-6 and _log_loss(xs, ys, a - step * da, b - step * db) > before:
+            step /= 2  # backtracking: points at p = 0 or 1 make plain Newton steps overshoot
+        a, b = a - step * da, b - step * db
+        if abs(step * da) < 1e-8 and abs(step * db) < 1e-8:
             break
     if not math.isfinite(a) or not math.isfinite(b) or abs(a) < 1e-6:
         return FieldMap()
     return FieldMap(method="temperature", temperature=1.0 / a, bias=b)
 
 
-def fit_isotonic(confidences: Sequence[float], correct: Sequence[bool]) -> FieldMap:
-    """Isotonic regression (pool adjacent violators); the map interpolates between the blocks' means."""
+def fit_isotonic(confidences: Sequence[float], correct: Sequence[bool], bins: int | None = None) -> FieldMap:
+    """Isotonic regression (pool adjacent violators); the map interpolates between the blocks' means.
+
+    bins: first pool the points, in order of confidence, into this many groups of equal size
+    (a smoother map that does not chase the few items at the extremes); None: every point.
+    """
     points = sorted(zip(confidences, (1.0 if ok else 0.0 for ok in correct)))
+    groups: list[list[float]] = [[x, y, 1.0] for x, y in points]
+    if bins is not None and len(points) > bins > 0:
+        size = len(points) / bins
+        groups = []
+        for k in range(bins):
+            chunk = points[round(k * size) : round((k + 1) * size)]
+            if chunk:
+                groups.append([sum(x for x, _ in chunk), sum(y for _, y in chunk), float(len(chunk))])
     blocks: list[list[float]] = []  # [sum x, sum y, count]
-    for x, y in points:
-        blocks.append([x, y, 1.0])
+    for sx, sy, count in groups:
+        blocks.append([sx, sy, count])
         while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
             sx, sy, c = blocks.pop()
             blocks[-1][0] += sx
@@ -357,23 +380,30 @@ def fit_isotonic(confidences: Sequence[float], correct: Sequence[bool]) -> Field
     if not blocks:
         return FieldMap()
     xs = [sx / c for sx, _, c in blocks]
-    ys = [sy / c for _, sy, c in blocks]
+    ys = [(sy + 0.5) / (c + 1.0) for _, sy, c in blocks]  # a block all right (or all wrong) is not taken as certain
+    for i in range(1, len(ys)):  # the smoothing can undo the order of two small blocks: keep the map non-decreasing
+        ys[i] = max(ys[i], ys[i - 1])
     return FieldMap(method="isotonic", xs=xs, ys=ys)
+
+
+ISOTONIC_BINS = 10  # groups of equal size pooled before the smoothed isotonic fit
 
 
 @dataclass
 class FieldFit:
-    """The chosen map of one field and the ECEs that chose it (on the evaluation half)."""
+    """The chosen map of one field, its candidate's name, and the ECEs that chose it (on the evaluation half)."""
 
     chosen: FieldMap
-    ece: dict[str, float]  # method -> ECE on the evaluation half ("raw" included)
+    name: str  # raw | temperature | isotonic | isotonic-binned
+    ece: dict[str, float]  # candidate -> ECE on the evaluation half ("raw" included)
     n_fit: int
     n_eval: int
 
 
 def fit_field(fit: tuple[Sequence[float], Sequence[bool]], held: tuple[Sequence[float], Sequence[bool]]) -> FieldFit:
-    """Fit temperature and isotonic maps on `fit`, keep the one with the lower ECE on `held` (raw if neither helps)."""
-    candidates = {"raw": FieldMap(), "temperature": fit_temperature(*fit), "isotonic": fit_isotonic(*fit)}
+    """Fit temperature and isotonic maps (per point, and over equal-size groups) on `fit`; keep the lowest ECE on `held` (raw if none helps)."""
+    candidates = {"raw": FieldMap(), "temperature": fit_temperature(*fit), "isotonic": fit_isotonic(*fit),
+                  "isotonic-binned": fit_isotonic(*fit, bins=ISOTONIC_BINS)}  # fmt: skip
     ece = {name: expected_calibration_error([m(p) for p in held[0]], held[1]) for name, m in candidates.items()}
     best = min(ece, key=lambda name: ece[name])
-    return FieldFit(chosen=candidates[best], ece=ece, n_fit=len(fit[0]), n_eval=len(held[0]))
+    return FieldFit(chosen=candidates[best], name=best, ece=ece, n_fit=len(fit[0]), n_eval=len(held[0]))

@@ -114,7 +114,19 @@ def test_fits_repair_an_overconfident_model() -> None:
     for mapping in (fit_temperature(*fit), fit_isotonic(*fit)):
         assert expected_calibration_error([mapping(p) for p in held[0]], held[1]) < 0.05
     chosen = fit_field(fit, held)
-    assert chosen.ece[chosen.chosen.method if chosen.chosen.method != "identity" else "raw"] == min(chosen.ece.values())
+    assert chosen.ece[chosen.name] == min(chosen.ece.values()) and chosen.name != "raw"
+    binned = fit_isotonic(*fit, bins=10)
+    assert len(binned.xs) <= 10 and expected_calibration_error([binned(p) for p in held[0]], held[1]) < 0.05
+
+
+def test_temperature_fit_survives_certain_and_impossible_raw_scores() -> None:
+    """Raw 0 (a prediction cut off) and 1 make huge logits: the damped fit still lowers the log-loss and stays finite."""
+    confs = [0.0] * 50 + [1.0] * 300 + [0.5] * 100
+    rng = random.Random(4)
+    correct = [rng.random() < 0.3 for _ in range(50)] + [rng.random() < 0.9 for _ in range(300)] + [rng.random() < 0.5 for _ in range(100)]
+    mapping = fit_temperature(confs, correct)
+    assert mapping.method == "temperature" and math.isfinite(mapping.temperature) and math.isfinite(mapping.bias)
+    assert expected_calibration_error([mapping(p) for p in confs], correct) < expected_calibration_error(confs, correct)
 
 
 @settings(max_examples=40, deadline=None)
@@ -269,7 +281,7 @@ def test_eval_calibration_command(tiny_checkpoint: Path, tmp_path: Path) -> None
     summary = json.loads((out / "summary.json").read_text())
     for name in ("location", "variable"):
         field = summary["fields"][name]
-        assert field["method"] in ("identity", "temperature", "isotonic")
+        assert field["method"] in ("raw", "temperature", "isotonic", "isotonic-binned")
         assert 0.0 <= field["ece_calibrated"] <= field["ece_raw"] + 1e-9  # the chosen map is never worse on the held-out half
         assert field["n_fit"] + field["n_eval"] > 0
     assert summary["fields"]["location"]["n_eval"] > 0
@@ -277,7 +289,8 @@ def test_eval_calibration_command(tiny_checkpoint: Path, tmp_path: Path) -> None
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     assert len(records) == summary["questions"] > 0 and {r["half"] for r in records} == {0, 1}
     written = Calibration.load(folder)
-    assert written.fields["location"].method == summary["fields"]["location"]["method"]
+    assert written.fields["location"].method == {"raw": "identity", "isotonic-binned": "isotonic"}.get(
+        summary["fields"]["location"]["method"], summary["fields"]["location"]["method"])
     assert written.report["location"]["ece_calibrated"] == summary["fields"]["location"]["ece_calibrated"]
     missing = CliRunner().invoke(app, ["calibration", "--model", str(folder), "--trajectories", str(tmp_path / "nothing"), "--out", str(out)])
     assert missing.exit_code == 2 and "no trajectories" in missing.output

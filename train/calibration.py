@@ -155,7 +155,7 @@ def summarize(scored: list[Scored], calibration: Calibration, fits: dict[str, Fi
         confs, oks = field_data(scored, name, 1)
         calibrated = [mapping(p) for p in confs]
         fields[name] = {
-            "method": mapping.method,
+            "method": fits[name].name,
             "ece_raw": round(expected_calibration_error(confs, oks), 4),
             "ece_calibrated": round(expected_calibration_error(calibrated, oks), 4),
             "ece_by_method": {k: round(v, 4) for k, v in fits[name].ece.items()},
