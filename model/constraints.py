@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING
 
 import regex as re_partial
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+from model.repr_check import CheckedConstraint
 
-    from protocol.debugger import State
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from protocol.debugger import Action, State
 
 
 @lru_cache(maxsize=64)
@@ -57,16 +59,41 @@ class StateConstraint(RegexConstraint):
         self.regex = state_regex(program, previous, include_end=True, modules=modules)
 
 
-def state_constraint(program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None) -> StateConstraint:
+class FlowConstraint(RegexConstraint):
+    """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.flow_regex`)."""
+
+    def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = ()) -> None:
+        from model.flow import next_locations
+        from model.flow_regex import flow_state_regex
+
+        self.flow = next_locations(program, previous, action, breakpoints)
+        super().__init__(flow_state_regex(program, previous, self.flow, include_end=False))
+        self.regex = flow_state_regex(program, previous, self.flow, include_end=True)
+
+
+def state_constraint(program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None, *,
+                     action: "Action | None" = None, breakpoints: "Sequence[int]" = (),
+                     reprs: bool = False) -> "RegexConstraint | CheckedConstraint":  # fmt: skip
     """The constraint for the state that follows `previous` (None: a first state); `modules` (path ->
-    source) are the user files whose frames may appear."""
-    return StateConstraint(program, previous, modules)
+    source) are the user files whose frames may appear.
+
+    With a forward `action` (and no `modules`: the flow analysis covers one file), the stops are
+    narrowed by static control flow (`FlowConstraint`; `breakpoints`: the session's lines in the
+    program). With `reprs`, values must stay possible reprs (`model.repr_check.CheckedConstraint`;
+    checked by the transformers backend, vLLM receives the regex only).
+    """
+    constraint: RegexConstraint
+    if action is not None and previous is not None and not modules:
+        constraint = FlowConstraint(program, previous, action, breakpoints)
+    else:
+        constraint = StateConstraint(program, previous, modules)
+    return CheckedConstraint(constraint, program) if reprs else constraint
 
 
 CLOSERS: tuple[str, ...] = ("", '"', "}", "..}", ",..}", '"}', '",..}', '":""}', '":"",..}')
 
 
-def close_text(text: str, constraint: RegexConstraint, closers: tuple[str, ...] = CLOSERS) -> str | None:
+def close_text(text: str, constraint: "RegexConstraint | CheckedConstraint", closers: tuple[str, ...] = CLOSERS) -> str | None:
     """The longest prefix of `text` that one short closer (a quote, a brace, ``..}``...) makes a full match.
 
     For a prediction cut off by its token budget (e.g. an untrained model that never closes a

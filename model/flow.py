@@ -38,6 +38,10 @@ from functools import lru_cache
 
 from protocol.debugger import Action, ActionKind, Ending, State, StopReason
 
+# Frames a breakpoint or exception stop may have above the previous stack: deeper call chains between
+# two stops (recursion) are not predicted; the bound keeps a model that wants to stop early from
+# writing frames forever under a stack it cannot end (`bench/flow_coverage.py` counts what it cuts).
+MAX_NEW_FRAMES = 6
 EXIT = 0  # a successor marker: the frame returns normally (falls off its end or returns)
 COMPREHENSIONS = {ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>", ast.DictComp: "<dictcomp>", ast.GeneratorExp: "<genexpr>"}
 INIT_METHODS = frozenset({"__init__", "__new__", "__post_init__"})
@@ -71,6 +75,7 @@ class AnyStack:
 
     top_lines: frozenset[int] | None = None
     top_names: frozenset[str] | None = None
+    max_new: int | None = None  # at most this many frames above the continued ones (None: any number)
 
 
 Shape = Continue | Push | AnyStack
@@ -128,6 +133,8 @@ def _shape_allows(shape: Shape, old: list[tuple[str, int]], new: list[tuple[str,
         if not new:
             return False
         name, line = new[-1]
+        if shape.max_new is not None and new_frames(old, new) > shape.max_new:
+            return False
         return (shape.top_lines is None or line in shape.top_lines) and (shape.top_names is None or name in shape.top_names)
     depth = shape.depth
     if len(new) != depth + 1 or new[:depth] != old[:depth]:
@@ -136,6 +143,17 @@ def _shape_allows(shape: Shape, old: list[tuple[str, int]], new: list[tuple[str,
     if isinstance(shape, Continue):
         return depth < len(old) and name == old[depth][0] and line in shape.lines
     return any(name == n and line in lines for n, lines in shape.frames)
+
+
+def new_frames(old: list[tuple[str, int]], new: list[tuple[str, int]]) -> int:
+    """How many frames of `new` (outermost first) come after the deepest frame that continues one of `old`."""
+    best = 0
+    for depth in range(min(len(old), len(new))):
+        if new[depth][0] == old[depth][0]:
+            best = depth + 1
+        if new[depth] != old[depth]:
+            break
+    return len(new) - best
 
 
 # ------------------------------------------------------------------------- per-scope graph
@@ -751,8 +769,8 @@ def next_locations(program: str, previous: State, action: Action, breakpoints: S
         bps.add(_adjust(flow, action.line))
     result = FlowSet(exit=flow.may_exit_anywhere)
     if bps:
-        result.breakpoint.append(AnyStack(top_lines=frozenset(bps)))
-    result.exception.append(AnyStack())
+        result.breakpoint.append(AnyStack(top_lines=frozenset(bps), max_new=MAX_NEW_FRAMES))
+    result.exception.append(AnyStack(max_new=MAX_NEW_FRAMES))
     top = len(stack) - 1
     kind = action.kind
     if kind is ActionKind.STEP_INTO:

@@ -109,7 +109,11 @@ class NeuralDebugger:
         max_model_len: int | None = None,
         retry_temperature: float | None = 0.7,
         calibration: Calibration | None = None,
+        flow_constraint: bool = True,
+        repr_check: bool = True,
     ) -> None:
+        self.flow_constraint = flow_constraint  # narrow each stop to static control flow (model.flow)
+        self.repr_check = repr_check  # never write an impossible repr (model.repr_check; transformers backend)
         self.backend = backend
         self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
@@ -474,7 +478,7 @@ class NeuralDebugger:
 
     def _predict(self, action: Action) -> StateRecord:
         previous = self._records[-1].state
-        outcome = self._generate_state(self._prompt_ids(action), previous)
+        outcome = self._generate_state(self._prompt_ids(action), previous, action)
         if isinstance(outcome, StateRecord):
             return outcome
         stay = previous.model_copy(deep=True)
@@ -483,15 +487,22 @@ class NeuralDebugger:
         stay.return_value, stay.exception, stay.stdout = None, None, ""
         return StateRecord(state=stay, ids=self._encode(lang.render_state(stay, previous)), note=f"{outcome}; staying at the previous stop")
 
-    def _generate_state(self, prompt: list[int], previous: State) -> StateRecord | str:
+    def _generate_state(self, prompt: list[int], previous: State, action: Action | None = None,
+                        breakpoints: Sequence[int] | None = None) -> StateRecord | str:  # fmt: skip
         """The predicted state after `previous`, or why there is none.
 
         A greedy (or configured) attempt first; if its text does not parse, or runs out of tokens,
         one more with twice the tokens and some sampling (`retry_temperature`; None keeps the
         session's temperature, e.g. greedy for evaluation); a text still cut off is closed
-        (`close_text`) and noted.
+        (`close_text`) and noted. With `action` (and `flow_constraint`), the stop is narrowed to
+        static control flow (`breakpoints`: the program's, default the session's).
         """
-        constraint = state_constraint(self.program, previous, self.modules) if self.constrained else None
+        constraint = None
+        if self.constrained:
+            flow_action = action if self.flow_constraint else None
+            bps = self._breakpoints if breakpoints is None else breakpoints
+            constraint = state_constraint(self.program, previous, self.modules, action=flow_action, breakpoints=bps,
+                                          reprs=self.repr_check)  # fmt: skip
         failure = ""
         cut: tuple[str, Generation] | None = None
         for attempt in range(2):

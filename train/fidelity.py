@@ -4,7 +4,8 @@ Held-out programs are recorded once with tracegen's fast recorder (which reprodu
 stops); random action scripts are drawn with tracegen's training policy (`sample_forward`,
 seeded), and a session under test takes each action from the *true* previous state (teacher
 forcing: after each prediction the real state replaces it, so every step measures one next-state
-prediction). Each pair of stops is compared with `protocol.compare.compare_states` and counted in
+prediction; ``free_running``: the session goes on from its own predictions, as a user sees it, and a
+wrong location derails the later stops). Each pair of stops is compared with `protocol.compare.compare_states` and counted in
 a `protocol.compare.ComparisonSummary`, per action type and per horizon, so the adapter's
 ``compareWith`` summary and this evaluation count the same way.
 
@@ -26,6 +27,7 @@ from typing import Any
 
 from protocol.compare import ComparisonSummary, FieldDiff, compare_states
 from protocol.debugger import Action, State
+from train.error_analysis import LineKindTable, line_kind
 
 HORIZON_BUCKETS: tuple[tuple[int, int], ...] = ((1, 1), (2, 2), (3, 4), (5, 8), (9, 16), (17, 10**9))
 
@@ -165,13 +167,16 @@ class FidelityReport:
     steps: list[dict[str, Any]] = field(default_factory=list)
     programs_used: int = 0
     programs_skipped: int = 0
+    by_line_kind: LineKindTable = field(default_factory=LineKindTable)  # misses by what the line does (train.error_analysis)
 
-    def add(self, action: Action, horizon: int, diff: FieldDiff, program: str) -> None:
+    def add(self, action: Action, horizon: int, diff: FieldDiff, program: str, kind: str | None = None) -> None:
         self.overall.add(diff)
         self.by_action.setdefault(action.kind.value, ComparisonSummary()).add(diff)
         self.by_horizon.setdefault(horizon_bucket(horizon), ComparisonSummary()).add(diff)
+        if kind is not None:
+            self.by_line_kind.add(kind, matched=diff.matched, location_ok="location" not in diff.mismatched_fields())
         self.steps.append({"program": program, "action": str(action), "horizon": horizon, "matched": diff.matched,
-                           "fields": diff.mismatched_fields()})  # fmt: skip
+                           "fields": diff.mismatched_fields(), **({"line_kind": kind} if kind else {})})  # fmt: skip
 
     def summary(self, **settings: Any) -> dict[str, Any]:
         """summary.json: exact-match rates (0..1) overall, per action and per horizon, plus the raw summaries."""
@@ -180,6 +185,7 @@ class FidelityReport:
             "overall": rates(self.overall),
             "by_action": {kind: rates(s) for kind, s in sorted(self.by_action.items())},
             "by_horizon": {label: rates(self.by_horizon[label]) for label in order},
+            "by_line_kind": self.by_line_kind.to_json(),
             "programs_used": self.programs_used, "programs_skipped": self.programs_skipped,
             "comparison": self.overall.to_json(), **settings,
         }  # fmt: skip
@@ -195,13 +201,17 @@ def rates(summary: ComparisonSummary) -> dict[str, float | int]:
             "state": round(summary.matched / n, 4)}  # fmt: skip
 
 
-def run_script(session: Any, script: Script, report: FidelityReport) -> None:
-    """Take the script's actions in `session`, teacher-forced when the session allows it, counting each stop."""
+def run_script(session: Any, script: Script, report: FidelityReport, *, free_running: bool = False) -> None:
+    """Take the script's actions in `session`, teacher-forced when the session allows it (unless
+    `free_running`: then the session goes on from its own predictions, as a user sees it), counting each stop."""
     session.start()
-    for action, real, horizon in zip(script.actions, script.states[1:], script.horizons):
+    for previous, action, real, horizon in zip(script.states, script.actions, script.states[1:], script.horizons):
         predicted = session.step(action)
-        report.add(action, horizon, compare_states(predicted, real), script.program.name)
-        if hasattr(session, "append"):  # a model session: continue from the real state (teacher forcing)
+        kind = line_kind(script.program.source, previous, real)
+        report.add(action, horizon, compare_states(predicted, real), script.program.name, kind)
+        if free_running and predicted.finished and not real.finished:
+            break  # the session ended the program: no further stops to compare
+        if hasattr(session, "append") and not free_running:  # a model session: continue from the real state (teacher forcing)
             session.step_back()
             session.append(action, real)
         if real.finished:
@@ -209,7 +219,7 @@ def run_script(session: Any, script: Script, report: FidelityReport) -> None:
 
 
 def evaluate(programs: Sequence[Program], make_session: Callable[..., Any], *, seed: int = 0, scripts: int = 2,
-             max_steps: int = 12, progress: bool = True) -> FidelityReport:  # fmt: skip
+             max_steps: int = 12, progress: bool = True, free_running: bool = False) -> FidelityReport:  # fmt: skip
     """Record each program, draw `scripts` seeded scripts, run a session per script, count every stop."""
     from tqdm import tqdm
 
@@ -228,7 +238,7 @@ def evaluate(programs: Sequence[Program], make_session: Callable[..., Any], *, s
                 try:
                     for file in sorted({f for f, _ in script.file_breakpoints}):
                         session.set_file_breakpoints(file, [n for f, n in script.file_breakpoints if f == file])
-                    run_script(session, script, report)
+                    run_script(session, script, report, free_running=free_running)
                 except Exception as exc:  # noqa: BLE001 - a session that fails mid-script counts no further stops
                     report.steps.append({"program": program.name, "error": f"{type(exc).__name__}: {exc}"})
                 finally:

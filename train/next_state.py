@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from protocol.compare import FIELDS, ComparisonSummary, FieldDiff, compare_states
-from protocol.debugger import ActionKind, State
+from protocol.debugger import Action, ActionKind, State
+from train.error_analysis import LineKindTable, line_kind
 from train.fidelity import rates
 from train.manifest import NextStateExample
 
@@ -152,6 +153,23 @@ def target_text(example: NextStateExample) -> str:
     return language.render_state(State.model_validate_json(example.target), previous).removesuffix(language.STOP_TOKEN)
 
 
+def prompt_action(prompt: str) -> tuple[Action | None, list[int]]:
+    """The action a next-state prompt ends with and the program breakpoints of its header (None: unreadable)."""
+    from model import language
+
+    head, sep, rest = prompt.partition(language.BREAKPOINTS)
+    breakpoints: list[int] = []
+    if sep:
+        try:
+            breakpoints = [b for b in language.parse_breakpoints(rest.partition("\n")[0]) if isinstance(b, int)]
+        except language.ParseError:
+            breakpoints = []
+    try:
+        return language.parse_action(prompt.rpartition(language.STOP_TOKEN)[2]), breakpoints
+    except language.ParseError:
+        return None, breakpoints
+
+
 @dataclass
 class NextStateReport:
     """Counts of compared states: overall, per action, per direction; one record per question."""
@@ -163,12 +181,15 @@ class NextStateReport:
     unparsed: int = 0  # predictions that were no state (counted wrong)
     closed: int = 0  # predictions cut off by the token budget and closed (scored as they are)
     skipped_too_long: int = 0  # prompts that did not fit the context (not counted)
+    by_line_kind: LineKindTable = field(default_factory=LineKindTable)  # misses by what the line does
 
     def add(self, question: Question, diff: FieldDiff, **record: Any) -> None:
         ex = question.example
         for summary in (self.overall, self.by_action.setdefault(ex.action, ComparisonSummary()),
                         self.by_direction.setdefault(ex.direction, ComparisonSummary())):  # fmt: skip
             summary.add(diff)
+        if record.get("line_kind"):
+            self.by_line_kind.add(record["line_kind"], matched=diff.matched, location_ok="location" not in diff.mismatched_fields())
         self.records.append({"trajectory": question.trajectory, "step": question.step, "action": ex.action,
                              "direction": ex.direction, "matched": diff.matched, "fields": diff.mismatched_fields(),
                              **record})  # fmt: skip
@@ -180,6 +201,7 @@ class NextStateReport:
             "overall": rates(self.overall),
             "by_action": {a: rates(self.by_action[a]) for a in _ordered(self.by_action)},
             "by_direction": {d: rates(self.by_direction.get(d, ComparisonSummary())) for d in DIRECTIONS},
+            "by_line_kind": self.by_line_kind.to_json(),
             "unparsed": self.unparsed, "closed": self.closed, "skipped_too_long": self.skipped_too_long,
             "trajectories_read": selection.trajectories, "forward_trajectories": selection.forward,
             "inverse_trajectories": selection.inverse, "states_available": selection.states,
@@ -213,9 +235,10 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True)
         if session is None or session.program != ex.program:
             session = sessions(ex.program)
         previous = State.model_validate_json(ex.previous) if ex.previous else None
+        action, breakpoints = prompt_action(ex.prompt)
         started = time.perf_counter()
-        try:
-            outcome = session._generate_state(ids, previous)  # the session's own step: generate, retry, close, parse
+        try:  # the session's own step: generate (narrowed by static flow after a forward action), retry, close, parse
+            outcome = session._generate_state(ids, previous, action if ex.direction == "forward" else None, breakpoints)
         except SessionError as exc:  # the backend failed on this prompt: no prediction
             outcome = f"error: {exc}"
         seconds = time.perf_counter() - started
@@ -225,7 +248,8 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True)
             report.unparsed += 1
         elif note:
             report.closed += 1
-        report.add(question, score(ex, predicted), prompt_tokens=len(ids), seconds=round(seconds, 3),
+        kind = line_kind(ex.program, previous, State.model_validate_json(ex.target)) if ex.direction == "forward" else None
+        report.add(question, score(ex, predicted), prompt_tokens=len(ids), seconds=round(seconds, 3), line_kind=kind,
                    predicted=getattr(outcome, "text", None), expected=target_text(ex), note=note)  # fmt: skip
         bar.set_postfix(exact=f"{100 * report.overall.match_rate:.1f}%")
     bar.close()

@@ -1,0 +1,120 @@
+"""The state grammar narrowed to the stops static control flow allows (`model.flow.FlowSet`).
+
+`flow_state_regex(program, previous, flow)` is `model.language.state_regex` with the stack part
+replaced per reason: `<|reason_step|>` only with the flow's step shapes (each frame's line from the
+allowed set, kept frames on their exact line, a new frame only where a call can start one),
+`<|reason_breakpoint|>` only with the top frame on a breakpoint line, `<|reason_exception|>` any
+stack, `<|reason_entry|>` never after a forward action, and the endings other than `<|exit_never|>`
+only where the program may end. Frame markers follow the language's rule 2 (`<|frame_sep|>` for a
+frame that continues the previous state's frame at that depth). An unconstrained flow gives
+`state_regex` unchanged. Like `state_regex`: no look-arounds or back-references (vLLM's grammar
+engines take it as is).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from model import language as lang
+from model.flow import AnyStack, Continue, FlowSet, Push, Shape
+from protocol.debugger import Ending, Frame, State
+
+_LOCALS_ANY = f"(?:{lang.FULL_LOCALS_RE}|{lang.DELTA_LOCALS_RE})"
+
+
+def _alt(items: Iterable[str]) -> str:
+    items = list(items)
+    return "(?:" + "|".join(items) + ")" if items else ""
+
+
+def _lines(lines: Iterable[int]) -> str:
+    return _alt(str(n) for n in sorted(set(lines)))
+
+
+def _kept(old: list[Frame], depth: int) -> str:
+    return "".join(f"{re.escape(lang.FRAME_SEP)}{re.escape(f.name)}{re.escape(lang.LINE_SEP)}{f.line}{_LOCALS_ANY}" for f in old[:depth])
+
+
+def _frame(marker: str, name: str, lines: Iterable[int]) -> str:
+    lines = set(lines)
+    if not lines:
+        return ""
+    locals_re = _LOCALS_ANY if marker == lang.FRAME_SEP else lang.FULL_LOCALS_RE
+    return f"{re.escape(marker)}{re.escape(name)}{re.escape(lang.LINE_SEP)}{_lines(lines)}{locals_re}"
+
+
+def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo) -> str:
+    if isinstance(shape, Continue):
+        if shape.depth >= len(old) or not shape.lines:
+            return ""
+        head = _frame(lang.FRAME_SEP, old[shape.depth].name, shape.lines)
+        return _kept(old, shape.depth) + head
+    if isinstance(shape, Push):
+        options = []
+        for name, lines in sorted(shape.frames, key=lambda f: f[0]):
+            continues = shape.depth < len(old) and old[shape.depth].name == name and old[shape.depth].file is None
+            options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines))
+        body = _alt(o for o in options if o)
+        return _kept(old, shape.depth) + body if body else ""
+    return _any_stack(shape, old, info)
+
+
+def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo) -> str:
+    """Any stack (the grammar's continuation rule) whose top frame satisfies `shape`."""
+    by_name = info.lines_by_name or {}
+
+    def top_lines(name: str, lines: Iterable[int]) -> set[int]:
+        if shape.top_names is not None and name not in shape.top_names:
+            return set()
+        return set(lines) & set(shape.top_lines) if shape.top_lines is not None else set(lines)
+
+    def new_frame(located: list[str]) -> str:
+        return f"{re.escape(lang.CALL_SEP)}{_alt(located)}{lang.FULL_LOCALS_RE}" if located else ""
+
+    line_sep = re.escape(lang.LINE_SEP)
+    new_any = new_frame([f"{re.escape(n)}{line_sep}{_lines(ls)}" for n, ls in sorted(by_name.items()) if ls])
+    restricted = shape.top_lines is not None or shape.top_names is not None
+    top = [f"{re.escape(n)}{line_sep}{_lines(top_lines(n, ls))}" for n, ls in sorted(by_name.items()) if top_lines(n, ls)]
+    new_top = new_frame(top)
+    most = shape.max_new
+    stars = "*" if most is None else f"{{0,{most - 1}}}"
+    pushed = (f"(?:{new_any}){stars}{new_top}" if restricted else f"(?:{new_any}){'+' if most is None else f'{{1,{most}}}'}") if new_top and most != 0 else ""
+    options = [pushed] if pushed else []
+    for depth, frame in enumerate(old):
+        if frame.file is not None:
+            break
+        own = info.lines_of(frame.name) or frozenset()
+        here = _frame(lang.FRAME_SEP, frame.name, top_lines(frame.name, own))
+        if not restricted and here:  # the frame, then any frames
+            options.append(_kept(old, depth) + here + (f"(?:{new_any}){'*' if most is None else f'{{0,{most}}}'}" if new_any else ""))
+            continue
+        if here:
+            options.append(_kept(old, depth) + here)
+        if pushed and own:
+            options.append(_kept(old, depth) + _frame(lang.FRAME_SEP, frame.name, own) + pushed)
+    return _alt(options)
+
+
+def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_end: bool = True) -> str:
+    """A regex of the state texts after `previous` that `flow` allows (see the module docstring)."""
+    if flow.unconstrained:
+        return lang.state_regex(program, previous, include_end=include_end)
+    info = lang.program_info(program)
+    if not info.lines_by_name:
+        return lang.state_regex(program, previous, include_end=include_end)
+    old = list(reversed(previous.frames))
+    running = []
+    for token, shapes in ((lang.REASON_STEP, flow.step), (lang.REASON_BREAKPOINT, flow.breakpoint),
+                          (lang.REASON_EXCEPTION, flow.exception)):  # fmt: skip
+        stacks = _alt(s for s in (_shape(shape, old, info) for shape in shapes) if s)
+        if stacks:
+            running.append(re.escape(token) + stacks)
+    endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]]
+    running.append(_alt(re.escape(t) for t in endings) + "(?:-?[0-9]{1,9})?")
+    name_re = _alt(re.escape(n) for n in sorted(info.names or ())) or lang.GENERIC_NAME_RE
+    tail = (
+        f"(?:{re.escape(lang.RETURN_SEP)}{name_re}(?:\\.{name_re})?{lang.JSON_STRING_RE})?"
+        f"(?:{re.escape(lang.EXCEPTION_SEP)}{lang.EXCEPTION_TYPE_RE}{lang.JSON_STRING_RE})?"
+        f"(?:{re.escape(lang.STDOUT)}{lang.JSON_STRING_RE})?"
+    )
+    return _alt(running) + tail + (re.escape(lang.STATE_END) if include_end else "")
