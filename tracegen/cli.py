@@ -148,3 +148,19 @@ def synth(
     summary = {k: manifest[k] for k in ("trajectories", "forward", "inverse", "programs", "kinds", "rejected", "complete")}
     summary.update(run)  # type: ignore[arg-type]
     typer.echo(json.dumps(summary))
+
+
+@app.command()
+def realworld(
+    out: Path = typer.Option(..., "--out", help="Folder for long/ (single files) and projects/ (main.py + module)."),
+    modules: str = typer.Option("", "--modules", help="Comma-separated standard-library modules (default: all with a driver)."),
+) -> None:
+    """Write evaluation programs made of real standard-library modules with a short driver (never training data)."""
+    from tracegen.realworld import write_corpus
+
+    try:
+        programs = write_corpus(out, [m.strip() for m in modules.split(",") if m.strip()] or None)
+    except (ValueError, OSError, SyntaxError) as exc:
+        _fail(str(exc))
+    lines = sorted(p.lines for p in programs)
+    typer.echo(f"wrote {len(programs)} long files and {len(programs)} projects under {out} ({lines[0]}-{lines[-1]} lines each)")
