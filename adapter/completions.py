@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from adapter.evaluate import EvaluateError, evaluate_path
+from adapter.evaluate import EvaluateError, evaluate_path, module_frame_index
 from adapter.variables import parse_repr
 from protocol.debugger import State
 
@@ -32,8 +32,10 @@ def completion_targets(state: State, before_cursor: str, frame_index: int = 0) -
     else:
         if not state.frames:
             return [], len(word)
-        frame = state.frames[min(max(frame_index, 0), len(state.frames) - 1)]
-        names = list(dict.fromkeys([*frame.locals, *state.frames[-1].locals]))
+        index = min(max(frame_index, 0), len(state.frames) - 1)
+        frame = state.frames[index]
+        module = module_frame_index(state, index)
+        names = list(dict.fromkeys([*frame.locals, *(state.frames[module].locals if module is not None else {})]))
         kind = "variable"
     chosen = sorted(n for n in names if n.startswith(word) and not n.startswith("("))[:MAX_TARGETS]
     return [{"label": name, "type": kind} for name in chosen], len(word)

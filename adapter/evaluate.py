@@ -100,10 +100,22 @@ def lookup_name(state: State, name: str, frame_index: int = 0) -> str:
     frame = state.frames[frame_index]
     if name in frame.locals:
         return frame.locals[name]
-    module = state.frames[-1]
-    if name in module.locals:
-        return module.locals[name]
+    module = module_frame_index(state, frame_index)
+    if module is not None and name in state.frames[module].locals:
+        return state.frames[module].locals[name]
     raise EvaluateError(f"name {name!r} is not defined in the predicted state")
+
+
+def module_frame_index(state: State, frame_index: int) -> int | None:
+    """The frame holding the module globals of frame `frame_index`: the nearest ``<module>`` frame of the
+    same file at or below it (the program's is the bottom frame). None when that module's frame is not
+    on the stack (a function of another user file called from the program): its globals are not known."""
+    file = state.frames[frame_index].file
+    for index in range(frame_index, len(state.frames)):
+        candidate = state.frames[index]
+        if candidate.name == "<module>" and candidate.file == file:
+            return index
+    return None
 
 
 def evaluate_path(state: State, expression: str, frame_index: int = 0) -> str:

@@ -28,7 +28,7 @@ from adapter.breakpoints import describe_unverified, executable_lines
 from adapter.client_paths import path_from_client, path_to_client
 from adapter.completions import completion_targets
 from adapter.conditions import BreakpointRule, ConditionError, ConditionRaised, check_hit_condition, format_log_message, should_stop
-from adapter.evaluate import EvaluateError, evaluate_path
+from adapter.evaluate import EvaluateError, evaluate_path, module_frame_index
 from adapter.launch_config import LaunchConfig, LaunchError, Program, load_program, open_session, parse_config
 from adapter.variables import VariableStore, parse_repr, replace_path
 from model.session_api import DebugSession, SessionError
@@ -457,9 +457,9 @@ class DapHandler:
         scopes = [{"name": "Locals", "presentationHint": "locals", "expensive": False, "namedVariables": len(entries),
                    "variablesReference": self.variables.add_scope(entries, frame_index=index, confidence=sure,
                                                                   alternatives=shown.alternatives_for(run.session, index))}]
-        if index < len(state.frames) - 1:
-            last = len(state.frames) - 1
-            module = state.frames[-1].locals
+        last = module_frame_index(state, index)  # the module globals of this frame's file, if on the stack
+        if last is not None and last > index:
+            module = state.frames[last].locals
             scores = shown.frame_confidence(run.session, last)
             scopes.append({"name": "Globals", "expensive": False, "namedVariables": len(module),
                            "variablesReference": self.variables.add_scope(

@@ -260,3 +260,28 @@ def test_source_request_gives_a_module_file_and_refuses_others(adapter, tmp_path
         reply = client.request("source", {"source": {"path": os.__file__}, "sourceReference": 0})
         assert not reply["success"] and "folder" in reply["message"]
         client.ok("disconnect")
+
+
+def test_globals_of_a_module_frame_are_that_module_s(adapter, tmp_path: Path) -> None:
+    """A function of report.py shows no Globals scope of main.py (report's globals are not on the
+    stack), and a global of main does not evaluate there; in main's frame it does."""
+    project = next(p for p in projects() if p.name == "project_siblings")
+    main = project.write(tmp_path)
+    with adapter.client() as client:
+        client.ok("initialize", {"adapterID": "neural"})
+        client.ok("launch", {"program": str(main), "backend": "oracle", "stopOnEntry": True})
+        client.ok("setBreakpoints", {"source": {"path": str(tmp_path / "report.py")}, "breakpoints": [{"line": 2}]})
+        client.ok("configurationDone")
+        client.wait_event("stopped")
+        client.ok("continue", {"threadId": 1})
+        client.wait_event("stopped")
+        frames = client.ok("stackTrace", {"threadId": 1})["stackFrames"]
+        assert frames[0]["name"] == "summary"
+        inner = [s["name"] for s in client.ok("scopes", {"frameId": frames[0]["id"]})["scopes"]]
+        assert inner == ["Locals"]
+        assert client.request("evaluate", {"expression": "cheap", "frameId": frames[0]["id"], "context": "hover"})["success"]
+        reply = client.request("evaluate", {"expression": "items", "frameId": frames[0]["id"], "context": "hover"})
+        assert not reply["success"]  # main's global, not report's
+        outer = client.ok("evaluate", {"expression": "items", "frameId": frames[1]["id"], "context": "hover"})
+        assert outer["result"].startswith("[('pen'")
+        client.ok("disconnect")
