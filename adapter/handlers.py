@@ -365,6 +365,8 @@ class DapHandler:
             return {"breakpoints": [{"verified": False, "line": n, "message": "no source path"} for n in asked]}
         path = path_from_client(source.path)
         run = self.run if self.run is not None and not self.run.ended else None
+        if run is not None and path != str(run.program.path) and os.path.realpath(path) == str(run.program.path):
+            path = str(run.program.path)  # the program, written another way (a symlink, "..")
         other = run is not None and path != str(run.program.path)  # another file of the user's project
         if other:
             path = os.path.realpath(path)

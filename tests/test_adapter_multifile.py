@@ -285,3 +285,21 @@ def test_globals_of_a_module_frame_are_that_module_s(adapter, tmp_path: Path) ->
         outer = client.ok("evaluate", {"expression": "items", "frameId": frames[1]["id"], "context": "hover"})
         assert outer["result"].startswith("[('pen'")
         client.ok("disconnect")
+
+
+def test_the_program_written_another_way_is_still_the_program(adapter, tmp_path: Path) -> None:
+    project = next(p for p in projects() if p.name == "project_siblings")
+    main = project.write(tmp_path / "real")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with adapter.client() as client:
+        client.ok("initialize", {"adapterID": "neural"})
+        client.ok("launch", {"program": str(main), "backend": "oracle", "stopOnEntry": True})
+        answers = client.ok("setBreakpoints", {"source": {"path": str(tmp_path / "link" / "main.py")},
+                                               "breakpoints": [{"line": 6}]})["breakpoints"]
+        assert answers[0]["verified"]
+        client.ok("configurationDone")
+        client.wait_event("stopped")
+        client.ok("continue", {"threadId": 1})
+        assert client.wait_event("stopped")["body"]["reason"] == "breakpoint"
+        assert client.ok("stackTrace", {"threadId": 1})["stackFrames"][0]["line"] == 6
+        client.ok("disconnect")
