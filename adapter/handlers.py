@@ -495,12 +495,12 @@ class DapHandler:
             return await self._ask_alternatives(run, state, expression[1:].strip(), index)
         value = evaluate_path(state, args.expression, index)
         parsed = parse_repr(value)
-        body: dict[str, Any] = {"result": value, "variablesReference": self.variables.add_value(value, args.expression.strip())}
+        root = _root_name(expression)
+        sure = shown.frame_confidence(run.session, index).get(root, 1.0) if root in state.frames[index].locals else None
+        body: dict[str, Any] = {"result": value, "variablesReference": self.variables.add_value(value, expression, sure)}
         if parsed.type_name:
             body["type"] = parsed.type_name
-        root = _root_name(expression)
-        scores = shown.frame_confidence(run.session, index)
-        return shown.mark_variable(body, scores.get(root, 1.0) if root in state.frames[index].locals else None)
+        return shown.mark_variable(body, sure)
 
     async def _ask_alternatives(self, run: _Run, state: State, name: str, index: int) -> dict[str, Any]:
         if name not in state.frames[index].locals:
@@ -552,7 +552,7 @@ class DapHandler:
         self.variables.update(args.variables_reference, args.name, value)
         parsed = parse_repr(value)
         return {"value": value, "type": parsed.type_name or None,
-                "variablesReference": self.variables.add_value(value, args.name)}
+                "variablesReference": self.variables.add_value(value, args.name, 1.0)}
 
     def _edit_target(self, state: State, ref: int, name: str, value: str) -> tuple[int, int, str, str]:
         """What setVariable changes: (scope reference, frame index, local name, the local's new repr).

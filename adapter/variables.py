@@ -185,12 +185,16 @@ class VariableStore:
         """
         return self._add(_Container(list(entries), frame_index, confidence=confidence, alternatives=alternatives))
 
-    def add_value(self, value: str, evaluate_name: str | None) -> int:
-        """Reference for one value's children (0 when it is a leaf): used by evaluate and setVariable."""
+    def add_value(self, value: str, evaluate_name: str | None, confidence: float | None = None) -> int:
+        """Reference for one value's children (0 when it is a leaf): used by evaluate and setVariable.
+
+        confidence: the value's (its children share it as ``neuralConfidence``); None: not predicted.
+        """
         parsed = parse_repr(value)
         if not parsed.expandable:
             return 0
-        return self._add(_Container(_entries(parsed, evaluate_name)))
+        kids = _entries(parsed, evaluate_name)
+        return self._add(_Container(kids, confidence=[confidence] * len(kids) if confidence is not None else None))
 
     def frame_of(self, ref: int) -> int | None:
         """The frame index whose locals ``ref`` lists, or None if ``ref`` is not a Locals scope."""

@@ -167,6 +167,9 @@ def test_predicted_variables_carry_calibrated_confidence_marks_and_alternatives(
             assert var["type"].endswith("30% sure") and "neuralLowConfidence" in var["presentationHint"]["attributes"]
             hover = c.ok("evaluate", {"expression": var["name"], "context": "hover"})
             assert hover["result"] == var["value"] and hover["neuralConfidence"] == 0.3  # the value stays the pure repr
+            if hover["variablesReference"]:  # a container's parts, expanded in the hover, share its confidence
+                parts = c.ok("variables", {"variablesReference": hover["variablesReference"]})["variables"]
+                assert all(part["neuralConfidence"] == 0.3 for part in parts)
             assert var["variablesReference"] > 0  # low: its children list the model's alternatives (maybe none)
             kids = c.ok("variables", {"variablesReference": var["variablesReference"]})["variables"]
             for kid in kids:
@@ -227,6 +230,9 @@ def test_set_container_items_and_compare_mode_no_longer_applies(adapter, tmp_pat
         variables, scope = c.top_variables()
         d = next(v for v in variables if v["name"] == "d")
         assert d["neuralConfidence"] == 1.0 and "presentationHint" not in d  # the oracle ran the program: certain
+        hover = c.ok("evaluate", {"expression": "d", "context": "hover"})
+        parts = c.ok("variables", {"variablesReference": hover["variablesReference"]})["variables"]
+        assert hover["neuralConfidence"] == 1.0 and [p["neuralConfidence"] for p in parts] == [1.0, 1.0]
         items = c.ok("variables", {"variablesReference": d["variablesReference"]})["variables"]
         k = next(v for v in items if v["name"] == "'k'")
         inner = c.ok("variables", {"variablesReference": k["variablesReference"]})["variables"]
