@@ -446,28 +446,24 @@ class _Cost:
         self.marker = marker
         self.file_header = file_header
         self.chosen: dict[FileKey, set[int]] = {}
-        self.runs: dict[FileKey, int] = {}
         self.total = 0
 
-    def delta(self, file: FileKey, line: int) -> int:
+    def _runs_change(self, file: FileKey, line: int) -> int:
+        """How the number of hidden runs changes when `line` is shown (an empty section counts one run)."""
         index = self.sources.index(file)
         assert index is not None
         chosen = self.chosen.get(file)
-        before, after = index.neighbours(line)
-        hidden = [n is not None and (chosen is None or n not in chosen) for n in (before, after)]
-        change = 1 if all(hidden) else (-1 if not any(hidden) else 0)
-        if chosen is None:
+        hidden = [n is not None and (chosen is None or n not in chosen) for n in index.neighbours(line)]
+        return 1 if all(hidden) else (-1 if not any(hidden) else 0)
+
+    def delta(self, file: FileKey, line: int) -> int:
+        """Tokens the listing grows by when `line` is shown."""
+        change = self._runs_change(file, line)
+        if file not in self.chosen:  # the section's first line: its header, and the runs around the line
             return self.file_header(file) + self.line_cost(file, line) + (1 + change) * self.marker
         return self.line_cost(file, line) + change * self.marker
 
     def add(self, file: FileKey, line: int, cost: int) -> None:
-        chosen = self.chosen.get(file)
-        index = self.sources.index(file)
-        assert index is not None
-        before, after = index.neighbours(line)
-        hidden = [n is not None and (chosen is None or n not in chosen) for n in (before, after)]
-        change = 1 if all(hidden) else (-1 if not any(hidden) else 0)
-        self.runs[file] = self.runs.get(file, 1) + change
         self.chosen.setdefault(file, set()).add(line)
         self.total += cost
 
