@@ -343,6 +343,10 @@ class DapHandler:
         return set(self.breakpoints.get(str(run.program.path), []))
 
     def _apply_breakpoints(self, run: _Run) -> None:
+        program = str(run.program.path)
+        for path in [p for p in self.breakpoints if p != program and os.path.realpath(p) == program]:
+            self.breakpoints[program] = sorted(set(self.breakpoints.get(program, [])) | set(self.breakpoints.pop(path)))
+            self.rules[program] = {**self.rules.pop(path, {}), **self.rules.get(program, {})}
         lines = self.breakpoints.get(str(run.program.path), [])
         accepted = run.session.set_breakpoints(sorted(set(lines) & executable_lines(run.program.source)))
         self.breakpoints[str(run.program.path)] = sorted(set(accepted))
