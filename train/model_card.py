@@ -84,7 +84,17 @@ def fidelity_lines(fidelity: dict[str, Any]) -> list[str]:
     if fidelity.get("by_horizon"):
         lines += ["", "By horizon (line events the action skips):", "", "| horizon | steps | whole state |", "|---|---|---|"]
         lines += [f"| {label} | {r.get('stops', '?')} | {_pct(r.get('state'))} |" for label, r in fidelity["by_horizon"].items()]
-    return lines
+    return lines + line_kind_lines(fidelity)
+
+
+def line_kind_lines(summary: dict[str, Any]) -> list[str]:
+    """The misses by what the line does (`train.error_analysis`), when the summary has them."""
+    from train.error_analysis import kind_lines
+
+    table = summary.get("by_line_kind")
+    if not table:
+        return []
+    return ["", "Misses by what the line the action runs does (forward actions; `train/error_analysis.py`):", "", *kind_lines(table)]
 
 
 NEXT_STATE_RUN = "next-state"
@@ -98,7 +108,8 @@ def next_state_lines(summary: dict[str, Any]) -> list[str]:
              f"round-robin over actions) from {summary.get('trajectories_read', '?')} trajectories "
              f"({summary.get('forward_trajectories', '?')} forward, {summary.get('inverse_trajectories', '?')} inverse) of "
              f"held-out programs, each prompted with the window training uses ({summary.get('seq_len')} tokens), greedy "
-             f"{'constrained ' if summary.get('constrained', True) else ''}decoding; {summary.get('unparsed', 0)} predictions "
+             f"{'constrained ' if summary.get('constrained', True) else ''}decoding"
+             f"{' narrowed by static control flow' if summary.get('flow_constraint') else ''}; {summary.get('unparsed', 0)} predictions "
              f"were not a state (counted wrong) and {summary.get('closed', 0)} were cut off at the token budget and closed, "
              f"{summary.get('seconds_per_state', '?')} s per state.",
              "", "| action | direction | states | location | locals | whole state |", "|---|---|---|---|---|---|"]  # fmt: skip
@@ -107,7 +118,7 @@ def next_state_lines(summary: dict[str, Any]) -> list[str]:
     rows.append(("all", "both", overall))
     for name, direction, r in rows:
         lines.append(f"| {name} | {direction} | {r.get('stops', '?')} | {_pct(r.get('location'))} | {_pct(r.get('locals'))} | {_pct(r.get('state'))} |")
-    return lines
+    return lines + line_kind_lines(summary)
 
 
 def cruxeval_lines(results: Path) -> list[str]:
@@ -136,8 +147,11 @@ def render_card(ckpt: Path, results: Path, notes: str) -> str:
     for label, fidelity in fidelities:
         if fidelity:
             programs = fidelity.get("programs", "?")
-            parts += [f"**{label}**: `{programs}` ({fidelity.get('programs_used')} programs), teacher-forced (each action "
-                      f"from the real previous state), seed {fidelity.get('seed')}.", "", *fidelity_lines(fidelity), ""]  # fmt: skip
+            how = ("free-running (the session goes on from its own predictions, as a user sees it)" if fidelity.get("free_running")
+                   else "teacher-forced (each action from the real previous state)")
+            flow = ", stops narrowed by static control flow" if fidelity.get("flow_constraint") else ""
+            parts += [f"**{label}**: `{programs}` ({fidelity.get('programs_used')} programs), {how}{flow}, seed {fidelity.get('seed')}.",
+                      "", *fidelity_lines(fidelity), ""]  # fmt: skip
     if not any(f for _, f in fidelities):
         parts += ["Not run yet (`make results`).", ""]
     next_state = _load(results / NEXT_STATE_RUN / "summary.json")
