@@ -2,7 +2,9 @@
 
 `pack(source, out, ...)` reads every ``*.jsonl`` / ``*.jsonl.gz`` shard under `source` (one
 `protocol.debugger.Trajectory` per line), renders each trajectory as windows of at most `seq_len`
-tokens (`model.language.render_windows`), tokenizes them, and packs them into ``train`` and
+tokens (`model.language.render_windows`: each window's header lists the program the way a session
+would at that window's first stop, whole when it fits, else bounded by `model.listing`), tokenizes
+them, and packs them into ``train`` and
 ``heldout`` splits (see `train.packing` and `train.manifest` for the files). The held-out split is
 chosen by program: a trajectory is held out when the hash of its normalized source falls in the
 held-out fraction, so no held-out program is ever trained on. Forward and inverse trajectories are
