@@ -240,3 +240,19 @@ def test_teacher_forced_session_prompts_are_training_windows(tiny_checkpoint: Pa
         session.append(action, state)
     session.close()
     assert seen and seen <= training
+
+
+def test_packing_a_long_file_keeps_every_step_and_uses_bounded_listings(tiny_checkpoint: Path) -> None:
+    from transformers import AutoTokenizer
+
+    from train.data import SegmentEncoder, trajectory_documents
+
+    program = stdlib_program("shlex", LONG["shlex"])
+    actions = [INTO, INTO, OVER] * 20
+    states = record(program, actions)
+    traj = Trajectory(program=program, initial=states[0], steps=[Step(action=a, state=s) for a, s in zip(actions, states[1:])])
+    encoder = SegmentEncoder(AutoTokenizer.from_pretrained(str(tiny_checkpoint)))
+    docs, windows = trajectory_documents(traj, encoder, 1024, "states")
+    assert docs and all(len(d.ids) <= 1024 for d in docs)
+    assert sum(s.predicted for w in windows for s in w) == len(traj.steps)
+    assert all(L.LISTING_ELIDED in w[0].text for w in windows)
