@@ -44,6 +44,7 @@ STATE_RESERVE = 384  # tokens a prompt leaves for the predicted state (the sessi
 HISTORY_ROOM = 64  # tokens a new window leaves for the steps after its first state
 SLACK = 8  # a bounded listing fills 7/8 of its budget, and is kept while it fits the whole budget
 NEXT_LINES = 2  # tier 1: statements after the top frame's line
+BEHIND = 2  # tier 2: a line behind the anchor counts this many lines ahead
 MAX_SPAN = 12  # a statement on up to this many lines is shown whole or not at all
 INIT_NAMES = ("__init__", "__new__", "__post_init__", "__call__")  # what calling a class runs
 FileKey = str | None  # None: the program; else the path of another user file (as frames carry it)
@@ -299,7 +300,7 @@ class _Ranks:
 
 
 def _distance(line: int, anchor: int, weight: int = 1) -> int:
-    return weight * (line - anchor if line >= anchor else 2 * (anchor - line))
+    return weight * (line - anchor if line >= anchor else BEHIND * (anchor - line))
 
 
 def _scope_distances(index: SourceIndex, scope: int | None, anchor: int) -> dict[int, int]:
@@ -312,7 +313,7 @@ def _scope_distances(index: SourceIndex, scope: int | None, anchor: int) -> dict
     at = bisect.bisect_left(own, index.span(anchor)[0])
     distances: dict[int, int] = {}
     for i, line in enumerate(own):
-        distances[line] = i - at if i >= at else 2 * (at - i)
+        distances[line] = i - at if i >= at else BEHIND * (at - i)
     for line in region:
         if line in distances:
             continue
