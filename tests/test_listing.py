@@ -256,3 +256,28 @@ def test_packing_a_long_file_keeps_every_step_and_uses_bounded_listings(tiny_che
     assert docs and all(len(d.ids) <= 1024 for d in docs)
     assert sum(s.predicted for w in windows for s in w) == len(traj.steps)
     assert all(L.LISTING_ELIDED in w[0].text for w in windows)
+
+
+def test_the_choice_does_not_depend_on_the_process(tmp_path: Path) -> None:
+    """Same listing under other hash seeds (no set or dict order leaks into the choice)."""
+    import json
+    import subprocess
+    import sys
+
+    script = (
+        "import json, sys\n"
+        "sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + '/tests')\n"
+        "from test_listing import LONG, record, stdlib_program, INTO, OVER\n"
+        "from model import listing as LS\n"
+        "program = stdlib_program('textwrap', LONG['textwrap'])\n"
+        "states = record(program, [INTO, INTO, OVER] * 15)\n"
+        "out = [LS.choose_listing(s, program, 1500, len, breakpoints=[434, 200]).sections for s in states]\n"
+        "print(json.dumps(out))\n"
+    )
+    results = []
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", script, str(ROOT)], capture_output=True, text=True, timeout=120,
+                              env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+        assert done.returncode == 0, done.stderr[-2000:]
+        results.append(json.loads(done.stdout))
+    assert results[0] == results[1] and len(results[0]) > 10
