@@ -47,3 +47,18 @@ def test_readme_gets_the_tables_between_its_markers(tmp_path):
     assert not update_readme(tmp_path / "missing.md", results_md, "results")
     (tmp_path / "plain.md").write_text("no markers")
     assert not update_readme(tmp_path / "plain.md", results_md, "results")
+
+
+def test_realworld_table_appears_when_its_summaries_exist(tmp_path):
+    from train.plots import load_summaries, results_markdown
+
+    rates = {"stops": 40, "location": 0.5, "locals": 0.25, "state": 0.125}
+    for name, used in (("realworld-long", 18), ("realworld-projects", 17)):
+        (tmp_path / name).mkdir()
+        summary = {"overall": rates, "programs_used": used, "scripts": 1, "seed": 0, "max_steps": 12, "free_running": True, "model": "m"}
+        (tmp_path / name / "summary.json").write_text(json.dumps(summary))
+    text = results_markdown(load_summaries(tmp_path))
+    assert "## Real-world code" in text and "free-running" in text
+    assert "| long single files (18) | 40 | 50.0 | 25.0 | 12.5 |" in text
+    assert "| two-file projects (main.py + the module) (17) | 40 | 50.0 | 25.0 | 12.5 |" in text
+    assert "Real-world code" not in results_markdown({})

@@ -130,9 +130,31 @@ def results_markdown(summaries: dict[str, dict[str, Any]], images: tuple[str, ..
         lines += ["", "| horizon (line events skipped) | steps | location | locals | whole state |", "|---|---|---|---|---|"]
         lines += [_rate_row(label, rates) for label, rates in fidelity["by_horizon"].items()]
         lines.append("")
+    lines += _realworld_lines(summaries)
     for image in images:
         lines += [f"![{image[:-4].replace('_', ' ')}]({image})", ""]
     return "\n".join(lines)
+
+
+REALWORLD_SETS = (("realworld-long", "long single files"), ("realworld-projects", "two-file projects (main.py + the module)"))
+
+
+def _realworld_lines(summaries: dict[str, dict[str, Any]]) -> list[str]:
+    """The free-running table on real standard-library code (`make results-realworld`), when it was run."""
+    present = [(name, label) for name, label in REALWORLD_SETS if name in summaries]
+    if not present:
+        return []
+    first = summaries[present[0][0]]
+    mode = "free-running" if first.get("free_running") else "teacher-forced"
+    lines = [f"## Real-world code ({_model_label(first)}, {mode}, vs tracegen's fast recorder)", "",
+             "Standard-library modules nobody here wrote (`neural-debugger tracegen realworld`: the module's source with a short "
+             f"driver appended, or imported from main.py), {first.get('scripts')} seeded random script(s) each (seed {first.get('seed')}, "
+             f"at most {first.get('max_steps')} actions)" + ("; free-running: the session goes on from its own predictions, as a user sees it." if first.get("free_running") else "."), "",
+             "| programs | steps | location | locals | whole state |", "|---|---|---|---|---|"]  # fmt: skip
+    for name, label in present:
+        summary = summaries[name]
+        lines.append(_rate_row(f"{label} ({summary.get('programs_used')})", summary["overall"]))
+    return lines + [""]
 
 
 README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"
