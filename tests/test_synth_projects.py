@@ -131,3 +131,18 @@ def test_trajectories_of_projects_have_module_breakpoints_that_render_and_parse_
             assert sorted(map(str, breakpoints)) == sorted(map(str, [*traj.breakpoints, *traj.file_breakpoints]))
             assert [s for _, s in pairs] == [L.canonical_state(s, traj.program, traj.modules) for s in traj.states]
     assert with_bp >= 3 and hits >= 1
+
+
+def test_files_source_run_in_place_gives_relative_module_frames(tmp_path: Path) -> None:
+    """`--sources files:main.py` of a user's project: frames of its modules carry relative paths and
+    the trajectories carry the modules' sources (no absolute paths in the data)."""
+    out = tmp_path / "data"
+    main = ROOT / "tests" / "programs" / "projects" / "siblings" / "main.py"
+    done = subprocess.run([sys.executable, "-m", "neural_debugger_cli", "tracegen", "synth", "--count", "4", "--out", str(out),
+                           "--sources", f"files:{main}", "--per-program", "4", "--no-progress", "--seed", "2"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    trajs = [Trajectory.model_validate_json(line) for line in (out / "shard-00000.jsonl").read_text().splitlines()]
+    files = {f.file for t in trajs for s in t.states for f in s.frames if f.file}
+    assert files and files <= {"pricing.py", "report.py"}
+    assert all(set(t.modules) == {"pricing.py", "report.py"} for t in trajs)

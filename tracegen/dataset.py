@@ -110,8 +110,28 @@ def _record(spec: ProgramSpec, policy: FilterPolicy):  # noqa: ANN202 - ProgramT
 
     limits = Limits(cpu_seconds=policy.cpu_seconds, wall_seconds=policy.wall_seconds, max_events=policy.max_events, max_stdout=policy.max_stdout + 1)
     if spec.path is not None:
-        return record_program(path=spec.path, limits=limits)
+        return _relative_files(record_program(path=spec.path, limits=limits))
     return record_program(spec.source, limits=limits, modules=dict(spec.modules) or None)
+
+
+def _relative_files(trace):  # noqa: ANN001, ANN202 - ProgramTrace
+    """A trace of a file run in place, its other user files' frames made relative to the program's
+    folder with their sources kept (as for generated projects), so trajectories carry no absolute paths."""
+    from protocol.source_text import read_source
+
+    folder = trace.folder
+    files = {info.file for info in trace.frames.values() if info.file is not None and not info.lib}
+    if folder is None or not files:
+        return trace
+    sources = {}
+    for file in sorted(files):
+        try:
+            rel = os.path.relpath(file, folder).replace(os.sep, "/")
+            sources[rel] = read_source(file, errors="replace")
+        except (OSError, ValueError):
+            return trace
+    trace.relativize(folder, sources)
+    return trace
 
 
 def record_filtered(spec: ProgramSpec, policy: FilterPolicy):  # noqa: ANN202 - tuple[ProgramTrace | None, str | None]
