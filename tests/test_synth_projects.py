@@ -146,3 +146,12 @@ def test_files_source_run_in_place_gives_relative_module_frames(tmp_path: Path) 
     files = {f.file for t in trajs for s in t.states for f in s.frames if f.file}
     assert files and files <= {"pricing.py", "report.py"}
     assert all(set(t.modules) == {"pricing.py", "report.py"} for t in trajs)
+
+
+def test_synth_stops_with_a_message_when_a_files_source_runs_out(tmp_path: Path) -> None:
+    program = tmp_path / "one.py"
+    program.write_text("x = 1\ny = x + 1\nz = y * 2\n")
+    done = subprocess.run([sys.executable, "-m", "neural_debugger_cli", "tracegen", "synth", "--count", "12", "--out",
+                           str(tmp_path / "data"), "--sources", f"files:{program}", "--per-program", "2", "--no-progress"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "no new program" in done.stderr

@@ -40,6 +40,7 @@ from tracegen.sources import ProgramSpec, WeightedSources, parse_sources
 from tracegen.synth.filter import FilterPolicy, rejection, same_run
 
 FORMAT_VERSION = 1
+MAX_DUPLICATES_IN_A_ROW = 1000  # draws that only repeat programs already used: the sources are exhausted
 GENERATOR_VERSION = "2"  # bump when generated programs change: an old dataset folder is then not resumed
 
 
@@ -161,6 +162,7 @@ def build_shard(config: SynthConfig, index: int, out: Path, progress: Callable[[
     kinds: Counter[str] = Counter()
     rejected: Counter[str] = Counter()
     seen = Deduper()
+    duplicates_in_a_row = 0
     tmp = out / (shard_name(index) + ".tmp")
     digest = hashlib.sha256()
     with tmp.open("w", encoding="utf-8") as fh:
@@ -170,7 +172,13 @@ def build_shard(config: SynthConfig, index: int, out: Path, progress: Callable[[
             stats.drawn += 1
             if not seen.add(spec.all_source):
                 rejected["duplicate"] += 1
+                duplicates_in_a_row += 1
+                if duplicates_in_a_row >= MAX_DUPLICATES_IN_A_ROW:
+                    raise ValueError(f"the sources gave no new program in {MAX_DUPLICATES_IN_A_ROW} draws (shard {index} has "
+                                     f"{stats.trajectories} of {target} trajectories from {stats.programs} programs): a files: "
+                                     "source holds too few distinct programs for --count; lower --count or raise --per-program")
                 continue
+            duplicates_in_a_row = 0
             if guard.contains(spec.all_source):
                 rejected["cruxeval function"] += 1
                 continue
