@@ -501,7 +501,9 @@ class DapHandler:
         parsed = parse_repr(value)
         root = _root_name(expression)
         sure = shown.frame_confidence(run.session, index).get(root, 1.0) if root in state.frames[index].locals else None
-        body: dict[str, Any] = {"result": value, "variablesReference": self.variables.add_value(value, expression, sure)}
+        # A low-confidence local (the bare name, e.g. a hover) lists the model's alternatives among its children.
+        offers = shown.alternatives_for(run.session, index) if sure is not None and expression == root else None
+        body: dict[str, Any] = {"result": value, "variablesReference": self.variables.add_value(value, expression, sure, offers)}
         if parsed.type_name:
             body["type"] = parsed.type_name
         return shown.mark_variable(body, sure)

@@ -185,16 +185,23 @@ class VariableStore:
         """
         return self._add(_Container(list(entries), frame_index, confidence=confidence, alternatives=alternatives))
 
-    def add_value(self, value: str, evaluate_name: str | None, confidence: float | None = None) -> int:
+    def add_value(self, value: str, evaluate_name: str | None, confidence: float | None = None,
+                  alternatives: Callable[[str], list[tuple[str, float]]] | None = None) -> int:  # fmt: skip
         """Reference for one value's children (0 when it is a leaf): used by evaluate and setVariable.
 
         confidence: the value's (its children share it as ``neuralConfidence``); None: not predicted.
+        alternatives: given for a local (``evaluate_name`` is its name) under `LOW_CONFIDENCE`, its
+        children end with the model's other values, as in the Variables view (so a hover shows them).
         """
         parsed = parse_repr(value)
-        if not parsed.expandable:
+        offers = alternatives is not None and evaluate_name is not None and confidence is not None and confidence < LOW_CONFIDENCE
+        if not parsed.expandable and not offers:
             return 0
-        kids = _entries(parsed, evaluate_name)
-        return self._add(_Container(kids, confidence=[confidence] * len(kids) if confidence is not None else None))
+        kids = _entries(parsed, evaluate_name) if parsed.expandable else []
+        container = _Container(kids, confidence=[confidence] * len(kids) if confidence is not None else None)
+        if offers and alternatives is not None and evaluate_name is not None:
+            container.pending = _alternatives_of(alternatives, evaluate_name)
+        return self._add(container)
 
     def frame_of(self, ref: int) -> int | None:
         """The frame index whose locals ``ref`` lists, or None if ``ref`` is not a Locals scope."""

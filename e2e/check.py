@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from adapter.confidence import LOW_ATTRIBUTE, LOW_CONFIDENCE
 from e2e.traffic import AdapterSession, AdapterStop
 from protocol.debugger import State, normalize_repr
 
@@ -18,6 +19,8 @@ STACK_ROW = re.compile(r"^(?P<name>.+?) (?P<file>\S+) (?P<line>\d+):(?P<col>\d+)
 RETURN_PREFIX = "(return) "
 LOAD_MORE = "Load More Stack Frames"
 DIVERGENCE = "neural debugger vs debugpy: stop "
+LOW_MARK = re.compile(r"(<1|\d+)% sure$")
+VALUE_LIMIT = 1024  # VS Code shows a longer value as its first 1024 characters and "..."
 SUMMARY = re.compile(r"^neural debugger vs debugpy: (\d+/\d+ stops matched|no stops compared)")
 
 
@@ -42,6 +45,20 @@ def _squashed(values: dict[str, str] | None) -> dict[str, str] | None:
     return None if values is None else {squash(k): squash(v) for k, v in values.items()}
 
 
+def shown_as(shown: str, sent: str) -> bool:
+    """Whether VS Code's text `shown` is the value `sent`: equal, or its first `VALUE_LIMIT` characters and "..."."""
+    cut = shown[:-3]  # (a few characters less when whitespace runs were squashed)
+    return shown == sent or (len(sent) > VALUE_LIMIT and shown.endswith("...") and VALUE_LIMIT - 16 <= len(cut) <= VALUE_LIMIT
+                             and sent.startswith(cut))
+
+
+def same_values(shown: dict[str, str] | None, sent: dict[str, str] | None) -> bool:
+    """The Locals VS Code shows are the ones sent (the same names, each value as `shown_as`)."""
+    if shown is None or sent is None:
+        return shown == sent
+    return set(shown) == set(sent) and all(shown_as(shown[name], sent[name]) for name in sent)
+
+
 def ui_stack(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
     """(name, line) of each frame row of the Call Stack view (session/thread rows skipped)."""
     frames = []
@@ -52,9 +69,20 @@ def ui_stack(rows: list[dict[str, Any]]) -> list[tuple[str, int]]:
     return frames
 
 
-def ui_locals(rows: list[dict[str, Any]]) -> dict[str, str] | None:
-    """``name = value`` rows under the Locals scope of the Variables view (None if no Locals scope)."""
-    found: dict[str, str] | None = None
+def row_parts(row: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(name, type, value) of a Variables row: from the parts VS Code renders (``name =``, or ``name:``
+    and ``type =`` with debug.showVariableTypes, then the value) when the driver read them, else
+    from the row's text ``name = value``; None for a row without a value."""
+    name, kind, value = row.get("name"), row.get("type"), row.get("value")
+    if name is not None and value is not None and re.search(r"(:| =)$", name):
+        return re.sub(r"(:| =)$", "", name).strip(), re.sub(r" =$", "", kind or "").strip(), value
+    name, sep, value = row.get("text", "").partition(" = ")
+    return (name, "", value) if sep else None
+
+
+def ui_local_rows(rows: list[dict[str, Any]]) -> dict[str, tuple[str, str]] | None:
+    """name -> (type, value) of the rows under the Locals scope of the Variables view (None if no Locals scope)."""
+    found: dict[str, tuple[str, str]] | None = None
     scope_level = 0
     for row in rows:
         text, level = row.get("text", ""), int(row.get("level") or 0)
@@ -64,11 +92,16 @@ def ui_locals(rows: list[dict[str, Any]]) -> dict[str, str] | None:
             continue
         if level <= scope_level:
             break
-        if level == scope_level + 1:
-            name, sep, value = text.partition(" = ")
-            if sep:
-                found[name] = value
+        parts = row_parts(row) if level == scope_level + 1 else None
+        if parts:
+            found[parts[0]] = (parts[1], parts[2])
     return found
+
+
+def ui_locals(rows: list[dict[str, Any]]) -> dict[str, str] | None:
+    """``name = value`` rows under the Locals scope of the Variables view (None if no Locals scope)."""
+    found = ui_local_rows(rows)
+    return None if found is None else {name: value for name, (_, value) in found.items()}
 
 
 def debugpy_view(state: State) -> dict[str, str]:
@@ -110,7 +143,7 @@ def check_stop(index: int, observed: dict[str, Any], adapter: AdapterStop | None
     if sent_all and any(LOAD_MORE in row.get("text", "") for row in observed.get("stack", [])):
         bad("Call Stack view", f'VS Code shows "{LOAD_MORE}" though the adapter sent all {adapter.total_frames} frames')
     shown_locals = ui_locals(observed.get("variables", []))
-    if shown_locals != _squashed(adapter.locals):
+    if not same_values(shown_locals, _squashed(adapter.locals)):
         bad("Variables view", f"VS Code shows {shown_locals}, the adapter sent {adapter.locals}")
     if expected is not None:
         if expected.finished:
@@ -123,7 +156,90 @@ def check_stop(index: int, observed: dict[str, Any], adapter: AdapterStop | None
         if _normalized(adapter.locals) != debugpy_view(expected):
             bad("locals", f"adapter {adapter.locals}, debugpy {debugpy_view(expected)}")
     problems += _check_evaluations(index, observed, adapter, expected)
+    problems += check_confidence(index, observed, adapter)
     return problems
+
+
+def check_confidence(index: int, observed: dict[str, Any], adapter: AdapterStop) -> list[Mismatch]:
+    """How sure the adapter said it is, where VS Code shows it: the stopped event's description as the
+    Call Stack's state label, each local's type (the low-confidence mark "int · 23% sure") beside its
+    name in the Variables view, and the alternatives the adapter listed in the hover of a low one."""
+    problems: list[Mismatch] = []
+    if adapter.description:
+        labels = [observed.get("stackState", "")] + [row.get("state", "") for row in observed.get("stack", [])]
+        labels = [label for label in labels if label]
+        if squash(adapter.description) not in labels:
+            problems.append(Mismatch(index, "Call Stack view", f"the adapter's stopped description {adapter.description!r} "
+                                     f"is not the state label VS Code shows: {labels}"))
+    shown = ui_local_rows(observed.get("variables", [])) or {}
+    for var in adapter.locals_sent:
+        name, kind = squash(var.get("name", "")), squash(var.get("type") or "")
+        low = _low(var)
+        if low and not (LOW_MARK.search(kind) and LOW_ATTRIBUTE in (var.get("presentationHint") or {}).get("attributes", [])):
+            problems.append(Mismatch(index, f"local {name}", f"the adapter sent confidence {var.get('neuralConfidence')} "
+                                     f"without the low mark (type {kind!r}, hint {var.get('presentationHint')})"))
+        if name in shown and shown[name][0] != kind:
+            problems.append(Mismatch(index, f"Variables view {name}", f"VS Code shows the type {shown[name][0]!r}, the adapter sent {kind!r}"))
+    expanded = observed.get("expanded")
+    if expanded:
+        problems += _check_alternatives(index, expanded, adapter)
+    for seen in observed.get("hovers", []):
+        if not seen.get("low"):
+            continue
+        evaluation = next((e for e in adapter.evaluations if e.expression.strip() == seen["word"] and e.context == "hover"), None)
+        if evaluation is None:
+            continue  # reported by the evaluation checks
+        listed = [squash(v.get("name", "")) for v in adapter.children.get(evaluation.reference, [])
+                  if str(v.get("name", "")).startswith("alternative ")]
+        missing = [name for name in listed if name not in seen["text"]]
+        if missing:
+            problems.append(Mismatch(index, f"hover {seen['word']}", f"the adapter listed {listed}, VS Code's hover "
+                                     f"shows {seen['text']!r} without {missing}"))
+    return problems
+
+
+def _check_alternatives(index: int, expanded: dict[str, Any], adapter: AdapterStop) -> list[Mismatch]:
+    """The rows under an expanded low-confidence local are the children (its parts, then the model's
+    alternatives) the adapter sent for it, names, types and values."""
+    name = expanded["name"]
+    var = next((v for v in adapter.locals_sent if v.get("name") == name), None)
+    if var is None or not var.get("variablesReference"):
+        return [Mismatch(index, f"Variables view {name}", "VS Code expanded a local the adapter sent as a leaf")]
+    sent = [(squash(v.get("name", "")), squash(v.get("type") or ""), squash(v.get("value", "")))
+            for v in adapter.children.get(int(var["variablesReference"]), [])]
+    rows = expanded.get("variables", [])
+    start = next((i for i, row in enumerate(rows) if int(row.get("level") or 0) == 2
+                  and (row_parts(row) or ("",))[0] == name), None)
+    shown = []
+    for row in rows[start + 1:] if start is not None else []:
+        if int(row.get("level") or 0) <= 2:
+            break
+        parts = row_parts(row)
+        if int(row.get("level") or 0) == 3 and parts:
+            shown.append(parts)
+    if len(shown) != len(sent) or any(a[:2] != b[:2] or not shown_as(a[2], b[2]) for a, b in zip(shown, sent)):
+        return [Mismatch(index, f"Variables view {name} (expanded)", f"VS Code shows {shown}, the adapter sent {sent}")]
+    return []
+
+
+def _low(var: dict[str, Any]) -> bool:
+    sure = var.get("neuralConfidence")
+    return isinstance(sure, (int, float)) and sure < LOW_CONFIDENCE
+
+
+def confidence_shown(observations: dict[str, Any], session: AdapterSession) -> str:
+    """What the run showed of the model's confidence (for the log: a check that saw no low value proves less)."""
+    stops = [s for s in observations.get("stops", []) if s["event"] == "stopped"]
+    labels = sum(any(row.get("state") for row in s.get("stack", [])) for s in stops)
+    low = sum(1 for stop in session.stops for v in stop.locals_sent if _low(v))
+    hovers = [h for s in stops for h in s.get("hovers", []) if h.get("low")]
+    alternatives = sum(h["text"].count("alternative ") for h in hovers)
+    labels += sum(bool(s.get("stackState")) for s in stops)
+    expanded = [s["expanded"] for s in stops if s.get("expanded")]
+    listed = sum(1 for e in expanded for row in e["variables"] if str(row.get("text", "")).startswith("alternative "))
+    return (f"{labels} stopped descriptions in the Call Stack, {low} low-confidence locals marked, "
+            f"{len(hovers)} hovered ({alternatives} alternatives shown), "
+            + (f"{expanded[0]['name']} expanded ({listed} alternatives)" if expanded else "none expanded"))
 
 
 def _answer(adapter: AdapterStop, expression: str, contexts: tuple[str, ...]) -> str | None:

@@ -144,11 +144,19 @@ function shownStack(views) {
 
 async function readViews(page) {
   return page.evaluate(() => {
-    const rows = (selector) => Array.from(document.querySelectorAll(selector)).map((row) => ({
-      text: row.innerText.replace(/\s+/g, ' ').trim(),
-      aria: row.getAttribute('aria-label') || '',
-      level: Number(row.getAttribute('aria-level') || 0),
-    }));
+    const squash = (t) => (t || '').replace(/\s+/g, ' ').trim();
+    const rows = (selector) => Array.from(document.querySelectorAll(selector)).map((row) => {
+      // The parts VS Code renders: "name =" (or "name: " then "type =" with debug.showVariableTypes) and the value.
+      const part = (sel) => {
+        const el = row.querySelector(sel);
+        return el ? squash(el.textContent) : null;
+      };
+      const nameEl = row.querySelector('.expression .name');
+      return { text: squash(row.innerText), aria: row.getAttribute('aria-label') || '',
+        level: Number(row.getAttribute('aria-level') || 0), name: part('.expression .name'),
+        type: part('.expression .type'), value: part('.expression .value'),
+        title: nameEl ? (nameEl.getAttribute('title') || '') : '' };
+    });
     const stack = Array.from(document.querySelectorAll('.debug-call-stack .monaco-list-row')).map((row) => {
       const part = (sel) => {
         const el = row.querySelector(sel);
@@ -156,9 +164,12 @@ async function readViews(page) {
       };
       return { text: row.innerText.replace(/\s+/g, ' ').trim(), aria: row.getAttribute('aria-label') || '',
         name: part('.stack-frame .label, .stack-frame .expression'), file: part('.file-name'),
-        position: part('.line-number') };
+        position: part('.line-number'), state: part('.state.label') };
     });
-    return { stack, variables: rows('.debug-variables .monaco-list-row') };
+    // With one thread VS Code shows the stopped event's description in the Call Stack's title bar.
+    const state = document.querySelector('.call-stack-state-message');
+    const stackState = state && !state.hidden ? squash(state.textContent) : '';
+    return { stack, stackState, variables: rows('.debug-variables .monaco-list-row') };
   });
 }
 
@@ -227,12 +238,15 @@ async function wordPosition(page, lineText, word) {
     const norm = (s) => s.replace(/\u00a0/g, ' ');
     for (const line of document.querySelectorAll('.editor-instance .monaco-editor .view-line')) {
       const text = norm(line.textContent);
-      if (text.trimEnd() !== lineText.trimEnd()) {
+      if (lineText !== null && text.trimEnd() !== lineText.trimEnd()) {
         continue;
       }
       const re = new RegExp(`\\b${word}\\b`);
       const match = re.exec(text);
       if (!match) {
+        if (lineText === null) {
+          continue; // any visible line that has the word
+        }
         return null;
       }
       const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
@@ -274,7 +288,8 @@ async function hover(page, spec, timeoutMs) {
     await page.keyboard.press('Escape');
     await page.mouse.move(5, 5);
     await sleep(400 + 600 * attempt);
-    const pos = await waitFor(`the word ${spec.word} on the editor line "${spec.lineText.trim()}"`, timeoutMs,
+    const where = spec.lineText === null ? 'a visible editor line' : `the editor line "${spec.lineText.trim()}"`;
+    const pos = await waitFor(`the word ${spec.word} on ${where}`, timeoutMs,
       () => wordPosition(page, spec.lineText, spec.word));
     try {
       if (attempt === 0) {
@@ -291,6 +306,107 @@ async function hover(page, spec, timeoutMs) {
     }
   }
   throw new Timeout(`no debug hover for ${spec.word} after 3 tries (${lastError.message.split('\n')[0]})`);
+}
+
+function lowConfidenceLocals(variables) {
+  // Names of the Locals rows VS Code shows marked as low confidence (their type ends "NN% sure").
+  const names = [];
+  let inLocals = false;
+  for (const row of variables) {
+    if (row.level === 1) {
+      inLocals = row.text.split(' ')[0] === 'Locals';
+    } else if (inLocals && row.level === 2 && row.type && /% sure/.test(row.type) && row.name) {
+      const name = row.name.replace(/(:| =)$/, '').trim();
+      if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+        names.push(name);
+      }
+    }
+  }
+  return names;
+}
+
+async function goToLine(page, line, timeoutMs) {
+  await focusEditor(page, timeoutMs);
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: timeoutMs });
+  await input.fill(':' + String(line));
+  await sleep(200);
+  await page.keyboard.press('Enter');
+  await sleep(300);
+}
+
+async function hoverLowConfidence(page, names, blankLine, timeoutMs, shot) {
+  // Hover the first low-confidence local visible in the editor; wait for the model's alternatives
+  // (the hover's children, generated on demand) to show. When the program shows none of the names
+  // (the model predicted a local the code does not name where it is visible), type the first one on
+  // a blank line of the program (not saved), hover it there, and revert the file. Null when there is no name.
+  let typed = null;
+  let word = null;
+  for (const name of names) {
+    if (await wordPosition(page, null, name)) {
+      word = name;
+      break;
+    }
+  }
+  if (word === null && names.length > 0 && blankLine) {
+    word = names[0];
+    await goToLine(page, blankLine, timeoutMs);
+    await page.keyboard.type(word);
+    await sleep(300);
+    await page.keyboard.press('Escape'); // a word suggestion, if one opened
+    typed = word;
+    if ((await page.locator('.tab.dirty').count()) === 0) {
+      throw new Error(`typing ${word} on line ${blankLine} did not mark the program edited (saved? files.autoSave must be off)`);
+    }
+  }
+  if (word === null) {
+    return null;
+  }
+  try {
+    const seen = await hover(page, { word, line: typed ? blankLine : 0, lineText: typed }, timeoutMs);
+    const widget = page.locator('.debug-hover-widget').first();
+    await waitFor(`the alternatives in the hover of ${word}`, timeoutMs,
+      async () => /alternative \d/.test(await widget.innerText())).catch(() => {});
+    await sleep(500);
+    seen.text = (await widget.innerText()).replace(/\s+/g, ' ').trim();
+    seen.low = true;
+    seen.typed = typed !== null;
+    await page.screenshot({ path: shot(word) });
+    return seen;
+  } finally {
+    if (typed !== null) {
+      await page.keyboard.press('Escape');
+      await focusEditor(page, timeoutMs);
+      await runCommand(page, 'File: Revert File', timeoutMs); // back to the program on disk, not edited
+      await waitFor(`the program to be reverted after typing ${typed}`, timeoutMs,
+        async () => (await page.locator('.tab.dirty').count()) === 0);
+      await focusEditor(page, timeoutMs);
+    }
+  }
+}
+
+async function expandLocal(page, name, timeoutMs) {
+  // Expand the Locals row of `name` (its twistie) and wait for the model's alternatives under it.
+  const clicked = await page.evaluate((name) => {
+    for (const row of document.querySelectorAll('.debug-variables .monaco-list-row[aria-level="2"]')) {
+      const el = row.querySelector('.expression .name');
+      if (el && el.textContent.trim().replace(/(:| =)$/, '').trim() === name) {
+        const twistie = row.querySelector('.monaco-tl-twistie');
+        (twistie || row).dispatchEvent(new MouseEvent('click', { bubbles: true }));
+        return true;
+      }
+    }
+    return false;
+  }, name);
+  if (!clicked) {
+    return null;
+  }
+  await waitFor(`the alternatives under ${name} in the Variables view`, timeoutMs, async () => {
+    const rows = (await readViews(page)).variables;
+    return rows.some((row) => row.level === 3 && /^alternative \d/.test(row.text));
+  }).catch(() => {});
+  return (await settledViews(page, 3000)).variables;
 }
 
 async function replRows(page) {
@@ -420,6 +536,7 @@ async function main() {
         }
         const views = await settledViews(page, t.settle);
         stop.stack = views.stack;
+        stop.stackState = views.stackState;
         stop.variables = views.variables;
       } else {
         // The session ended: VS Code drops its Call Stack rows once it has disconnected.
@@ -442,7 +559,32 @@ async function main() {
         stop.hovers.push(await hover(page, spec, t.ui));
         await page.screenshot({ path: path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-hover-${spec.word}.png`) });
       }
+      if (event === 'stopped' && (result.lowHovers || 0) < (scenario.hoverLow || 0)) {
+        result.phase = `hover a low-confidence local at step ${index}`;
+        const seen = await hoverLowConfidence(page, lowConfidenceLocals(stop.variables), scenario.blankLine, t.ui,
+          (word) => path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-hover-${word}.png`));
+        if (seen) {
+          stop.hovers.push(seen);
+          result.lowHovers = (result.lowHovers || 0) + 1;
+        }
+      }
       await page.mouse.move(5, 5);
+      const low = event === 'stopped' && scenario.expandLow && !result.expandedLow ? lowConfidenceLocals(stop.variables) : [];
+      if (low.length > 0) {
+        // The first low-confidence local: its row expanded (the model's alternatives), then `?name` in the Debug Console.
+        result.phase = `expand the low-confidence ${low[0]} at step ${index}`;
+        const rows = await expandLocal(page, low[0], t.ui);
+        if (rows) {
+          result.expandedLow = low[0];
+          stop.expanded = { name: low[0], variables: rows };
+          await page.mouse.move(5, 5);
+          result.phase = `type ?${low[0]} in the Debug Console at step ${index}`;
+          stop.console.push(await typeInConsole(page, '?' + low[0], t.ui));
+          await focusEditor(page, t.ui);
+          await sleep(300);
+          await page.screenshot({ path: path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-alternatives.png`) });
+        }
+      }
       for (const expression of step.console || []) {
         result.phase = `type ${expression} in the Debug Console at step ${index}`;
         stop.console.push(await typeInConsole(page, expression, t.ui));

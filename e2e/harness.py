@@ -247,7 +247,9 @@ def run_driver(tools: Tools, home: Path, scenario: Scenario, url: str, tap_log: 
         steps.append({"action": step.action, "hover": hovers, "console": step.console})
     spec = {"url": url, "tapLog": str(tap_log), "outDir": str(out_dir), "program": program.name,
             "breakpoints": scenario.breakpoints, "steps": steps, "chromium": str(tools.chromium),
-            "readConsoleAtEnd": read_console_at_end, "consoleOpen": scenario.console_open,
+            "readConsoleAtEnd": read_console_at_end, "consoleOpen": scenario.console_open, "hoverLow": scenario.hover_low,
+            "expandLow": scenario.expand_low,
+            "blankLine": next((n for n in range(len(lines), 0, -1) if not lines[n - 1].strip()), None),
             "expectNotification": scenario.notification[0] if scenario.notification else None}
     spec_path = out_dir / f"scenario-{scenario.name}.json"
     obs_path = out_dir / f"observations-{scenario.name}.json"

@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 import typer
 
-from e2e.check import SUMMARY, Mismatch, check_divergences, check_session, check_summary, ui_stack
+from e2e.check import SUMMARY, Mismatch, check_divergences, check_session, check_summary, confidence_shown, ui_stack
 from e2e.harness import REPO_ROOT, CodeServer, E2EError, Tools, make_workspace, run_driver
 from e2e.scenario import (Scenario, adapter_exits_scenario, compare_scenario, demo_scenario, expected_states,
                           model_scenario, no_adapter_scenario)
@@ -101,6 +101,8 @@ def run_scenario(server: CodeServer, tools: Tools, run_dir: Path, scenario: Scen
         sent = sum(bool(SUMMARY.search(text)) for text in session.output)
         if sent > 1:
             say(f"[{scenario.name}] note: the adapter sent the comparison summary {sent} times (on exit and again on disconnect)")
+    if scenario.backend != "oracle":
+        say(f"[{scenario.name}] confidence shown: {confidence_shown(observations, session)}")
     if observations.get("endedEarly"):
         say(f"[{scenario.name}] note: {observations['endedEarly']}")
     seen = len(observations.get("stops", []))
@@ -181,7 +183,12 @@ def main(
 
 
 def _model_shot(folder: Path) -> list[Path]:
-    """The model run's stop with the deepest Call Stack (first such; step backs and ends left out)."""
+    """The model run's stop where a low-confidence local was expanded (its alternatives, the Call
+    Stack's "predicted, N% sure" and ``?name`` in the Debug Console), else the stop with the deepest
+    Call Stack (first such; step backs and ends left out)."""
+    expanded = sorted(folder.glob("stop-*-alternatives.png"))
+    if expanded:
+        return expanded[:1]
     observed = folder / "observations-model.json"
     if not observed.is_file():
         return []

@@ -47,6 +47,11 @@ class Scenario(BaseModel):
     adapter: Literal["tap", "none", "exits"] = "tap"
     notification: list[str] = Field(default_factory=list)  # texts VS Code's error notification must show
     console_open: bool = False  # open the Debug Console panel before starting (screenshots show it)
+    # Hover up to this many locals the Variables view shows marked as low confidence (any stop, the
+    # first such name visible in the editor): which ones exist depends on what the model predicts.
+    hover_low: int = 0
+    # Expand the first low-confidence local's row (the model's alternatives) and type ``?name`` in the Debug Console.
+    expand_low: bool = False
 
 
 def effective_scripts(steps: list[UiStep]) -> list[list[str]]:
@@ -122,12 +127,15 @@ def model_scenario() -> Scenario:
 
     Each kind of step; VS Code is checked against what the adapter sent (predictions are not
     expected to equal debugpy), and the divergences and summary the adapter reported must be in the
-    Debug Console, which stays open. No hovers or typed expressions: which names exist depends on
-    what the model predicts.
+    Debug Console, which stays open. No fixed hovers or typed expressions: which names exist depends on
+    what the model predicts; instead the first local VS Code shows marked as low confidence (if
+    any) is hovered, and its hover must show the model's alternatives the adapter sent; the first
+    low-confidence local is expanded in the Variables view (the alternatives) and asked with
+    ``?name`` in the Debug Console.
     """
     steps = [UiStep(action=a) for a in ("start", "next", "next", "stepIn", "next", "stepOut", "stepBack", "continue")]
     return Scenario(name="model", program="examples/demo.py", steps=steps, backend="transformers",
-                    compare_with="debugpy", console_open=True)
+                    compare_with="debugpy", console_open=True, hover_low=1, expand_low=True)
 
 
 def no_adapter_scenario() -> Scenario:

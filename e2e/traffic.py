@@ -21,6 +21,8 @@ class Evaluation:
     context: str
     result: str | None
     error: str | None = None
+    reference: int = 0  # the result's variablesReference (its children: `AdapterStop.children`)
+    confidence: float | None = None  # the result's neuralConfidence
 
 
 @dataclass
@@ -32,6 +34,10 @@ class AdapterStop:
     locals: dict[str, str] | None = None  # the top frame's Locals scope, in the adapter's order
     total_frames: int | None = None  # the stackTrace replies' totalFrames
     evaluations: list[Evaluation] = field(default_factory=list)
+    description: str | None = None  # the stopped event's description (e.g. "predicted, 64% sure")
+    confidence: float | None = None  # the stopped event's neuralConfidence
+    locals_sent: list[dict[str, Any]] = field(default_factory=list)  # the Locals scope's Variables as sent
+    children: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # variables answers by reference
 
 
 @dataclass
@@ -126,8 +132,13 @@ def adapter_session(entries: list[dict[str, Any]]) -> AdapterSession:
                         stop.locals = {}  # VS Code does not ask for the variables of an empty scope
         elif command == "variables" and args.get("variablesReference") in locals_refs and not stop.locals:
             stop.locals = {v["name"]: v.get("value", "") for v in body.get("variables", [])}
+            stop.locals_sent = list(body.get("variables", []))
+        elif command == "variables":
+            stop.children.setdefault(int(args.get("variablesReference") or 0), []).extend(body.get("variables", []))
         elif command == "evaluate":
-            stop.evaluations.append(Evaluation(args.get("expression", ""), args.get("context", ""), body.get("result")))
+            stop.evaluations.append(Evaluation(args.get("expression", ""), args.get("context", ""), body.get("result"),
+                                               reference=int(body.get("variablesReference") or 0),
+                                               confidence=body.get("neuralConfidence")))
     return session
 
 
@@ -135,7 +146,8 @@ def _on_event(session: AdapterSession, msg: dict[str, Any]) -> None:
     name = msg.get("event")
     body = msg.get("body") or {}
     if name == "stopped":
-        session.stops.append(AdapterStop(reason=str(body.get("reason", ""))))
+        session.stops.append(AdapterStop(reason=str(body.get("reason", "")), description=body.get("description"),
+                                         confidence=body.get("neuralConfidence")))
     elif name == "output":
         session.output.append(str(body.get("output", "")))
     elif name == "terminated":

@@ -167,9 +167,14 @@ def test_predicted_variables_carry_calibrated_confidence_marks_and_alternatives(
             assert var["type"].endswith("30% sure") and "neuralLowConfidence" in var["presentationHint"]["attributes"]
             hover = c.ok("evaluate", {"expression": var["name"], "context": "hover"})
             assert hover["result"] == var["value"] and hover["neuralConfidence"] == 0.3  # the value stays the pure repr
-            if hover["variablesReference"]:  # a container's parts, expanded in the hover, share its confidence
-                parts = c.ok("variables", {"variablesReference": hover["variablesReference"]})["variables"]
-                assert all(part["neuralConfidence"] == 0.3 for part in parts)
+            # low: the hover expands, like the Variables row, to the value's parts (sharing its confidence)
+            # and then the model's alternatives
+            assert hover["variablesReference"] > 0
+            parts = c.ok("variables", {"variablesReference": hover["variablesReference"]})["variables"]
+            own = [part for part in parts if not part["name"].startswith("alternative ")]
+            assert all(part["neuralConfidence"] == 0.3 for part in own)
+            for part in parts[len(own):]:
+                assert part["name"].startswith("alternative ") and part["value"] != var["value"]
             assert var["variablesReference"] > 0  # low: its children list the model's alternatives (maybe none)
             kids = c.ok("variables", {"variablesReference": var["variablesReference"]})["variables"]
             for kid in kids:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from e2e.check import Mismatch, check_divergences, check_session, check_summary, summary_line, ui_locals, ui_stack
+from e2e.check import Mismatch, check_divergences, check_session, check_stop, check_summary, same_values, summary_line, ui_locals, ui_stack
 from e2e.dap_tap import FrameSplitter
 from e2e.scenario import UiStep, effective_scripts, maximal_scripts
-from e2e.traffic import adapter_session, read_log
+from e2e.traffic import AdapterStop, Evaluation, adapter_session, read_log
 
 REPO = Path(__file__).resolve().parent.parent
 ADAPTER = REPO / ".venv" / "bin" / "neural-debugger"
@@ -127,7 +127,8 @@ def test_a_reply_logged_before_its_request_still_pairs_with_it(tapped: Path) -> 
 
 def view(line: int, variables: dict[str, str], hovers: list[dict[str, str]] | None = None) -> dict:
     rows = [{"text": "Locals", "level": 1}] + [{"text": f"{k} = {v}", "level": 2} for k, v in variables.items()]
-    return {"event": "stopped", "stack": [{"text": f"<module> prog.py {line}:1"}], "variables": rows,
+    session_row = {"text": "prog.py recorded (the program ran)", "state": "recorded (the program ran)"}  # the oracle's description
+    return {"event": "stopped", "stack": [session_row, {"text": f"<module> prog.py {line}:1"}], "variables": rows,
             "hovers": hovers or [], "console": []}
 
 
@@ -213,3 +214,37 @@ def test_vscode_end_to_end() -> None:
     done = subprocess.run([sys.executable, "-m", "e2e.run", "--model", "off"], cwd=REPO, capture_output=True,
                           text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-4000:]
+
+
+def test_confidence_checks_read_what_vs_code_renders() -> None:
+    """The stopped description as the Call Stack's state label, each local's type (with the low mark)
+    beside its name, and the alternatives the adapter listed in the hover of a low one."""
+    low = {"name": "n", "value": "5", "type": "int · 23% sure", "neuralConfidence": 0.23,
+           "presentationHint": {"attributes": ["neuralLowConfidence"]}, "variablesReference": 7}
+    sure = {"name": "s", "value": "'a b'", "type": "str", "neuralConfidence": 0.9, "variablesReference": 0}
+    stop = AdapterStop(reason="step", stack=[("f", 3)], locals={"n": "5", "s": "'a b'"}, description="predicted, 64% sure",
+                       confidence=0.64, locals_sent=[low, sure],
+                       evaluations=[Evaluation("n", "hover", "5", reference=9, confidence=0.23)],
+                       children={9: [{"name": "alternative 1 (30%)", "value": "6"}]})
+    rows = [{"text": "Locals", "level": 1},  # as VS Code renders them with debug.showVariableTypes
+            {"text": "n: int · 23% sure = 5", "level": 2, "name": "n:", "type": "int · 23% sure =", "value": "5"},
+            {"text": "s: str = 'a b'", "level": 2, "name": "s:", "type": "str =", "value": "'a b'"}]
+    stack = [{"text": "neural predicted, 64% sure", "state": "predicted, 64% sure"}, {"text": "f demo.py 3:1"}]
+    hover = {"word": "n", "text": "5 alternative 1 (30%): int · 30% sure = 6", "low": True}
+    observed = {"event": "stopped", "stack": stack, "variables": rows, "hovers": [hover], "console": []}
+    assert ui_locals(rows) == {"n": "5", "s": "'a b'"}
+    assert check_stop(0, observed, stop, None) == []
+    bad = {**observed, "stack": [{**stack[0], "state": "Paused on step"}, stack[1]],
+           "variables": [rows[0], {**rows[1], "type": "int ="}, rows[2]], "hovers": [{**hover, "text": "5"}]}
+    assert {m.what for m in check_stop(0, bad, stop, None)} == {"Call Stack view", "Variables view n", "hover n"}
+    unmarked = AdapterStop(reason="step", stack=[("f", 3)], locals={"n": "5", "s": "'a b'"},
+                           locals_sent=[{**low, "type": "int", "presentationHint": {}}, sure])
+    assert [m.what for m in check_stop(0, {**observed, "hovers": []}, unmarked, None)] == ["local n", "Variables view n"]
+
+
+def test_a_long_value_is_shown_cut_at_vs_codes_limit() -> None:
+    """VS Code shows a value over 1024 characters as its first 1024 and "..."; anything else still differs."""
+    sent = "'" + "fig" * 400 + "'"
+    assert same_values({"x": sent[:1024] + "..."}, {"x": sent}) and same_values({"x": "1"}, {"x": "1"})
+    assert not same_values({"x": sent[:1000] + "..."}, {"x": sent}) and not same_values({"x": "2"}, {"x": "1"})
+    assert not same_values({"x": "1"}, {"x": "1", "y": "2"}) and not same_values(None, {})
