@@ -202,11 +202,14 @@ def _check_alternatives(index: int, expanded: dict[str, Any], adapter: AdapterSt
     """The rows under an expanded low-confidence local are the children (its parts, then the model's
     alternatives) the adapter sent for it, names, types and values."""
     name = expanded["name"]
-    var = next((v for v in adapter.locals_sent if v.get("name") == name), None)
-    if var is None or not var.get("variablesReference"):
+    refs = [int(v.get("variablesReference") or 0) for answer in adapter.locals_answers or [adapter.locals_sent]
+            for v in answer if v.get("name") == name]
+    if not any(refs):
         return [Mismatch(index, f"Variables view {name}", "VS Code expanded a local the adapter sent as a leaf")]
+    # the children the adapter listed for the latest reference VS Code asked about
+    asked = [ref for ref in refs if ref in adapter.children]
     sent = [(squash(v.get("name", "")), squash(v.get("type") or ""), squash(v.get("value", "")))
-            for v in adapter.children.get(int(var["variablesReference"]), [])]
+            for v in adapter.children.get(asked[-1] if asked else refs[-1], [])]
     rows = expanded.get("variables", [])
     start = next((i for i, row in enumerate(rows) if int(row.get("level") or 0) == 2
                   and (row_parts(row) or ("",))[0] == name), None)

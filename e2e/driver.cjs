@@ -559,6 +559,25 @@ async function main() {
         stop.hovers.push(await hover(page, spec, t.ui));
         await page.screenshot({ path: path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-hover-${spec.word}.png`) });
       }
+      await page.mouse.move(5, 5);
+      const low = event === 'stopped' && scenario.expandLow && !result.expandedLow ? lowConfidenceLocals(stop.variables) : [];
+      if (low.length > 0) {
+        // The first low-confidence local: `?name` in the Debug Console, then its row expanded (the model's
+        // alternatives; after the console, whose evaluation makes VS Code ask for the variables again).
+        result.phase = `type ?${low[0]} in the Debug Console at step ${index}`;
+        result.expandedLow = low[0];
+        stop.console.push(await typeInConsole(page, '?' + low[0], t.ui));
+        await focusEditor(page, t.ui);
+        await tapQuiet(scenario.tapLog, 1000, t.settle);
+        await settledViews(page, t.settle);
+        result.phase = `expand the low-confidence ${low[0]} at step ${index}`;
+        const rows = await expandLocal(page, low[0], t.ui);
+        if (rows) {
+          stop.expanded = { name: low[0], variables: rows };
+          await page.mouse.move(5, 5);
+          await page.screenshot({ path: path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-alternatives.png`) });
+        }
+      }
       if (event === 'stopped' && (result.lowHovers || 0) < (scenario.hoverLow || 0)) {
         result.phase = `hover a low-confidence local at step ${index}`;
         const seen = await hoverLowConfidence(page, lowConfidenceLocals(stop.variables), scenario.blankLine, t.ui,
@@ -569,22 +588,6 @@ async function main() {
         }
       }
       await page.mouse.move(5, 5);
-      const low = event === 'stopped' && scenario.expandLow && !result.expandedLow ? lowConfidenceLocals(stop.variables) : [];
-      if (low.length > 0) {
-        // The first low-confidence local: its row expanded (the model's alternatives), then `?name` in the Debug Console.
-        result.phase = `expand the low-confidence ${low[0]} at step ${index}`;
-        const rows = await expandLocal(page, low[0], t.ui);
-        if (rows) {
-          result.expandedLow = low[0];
-          stop.expanded = { name: low[0], variables: rows };
-          await page.mouse.move(5, 5);
-          result.phase = `type ?${low[0]} in the Debug Console at step ${index}`;
-          stop.console.push(await typeInConsole(page, '?' + low[0], t.ui));
-          await focusEditor(page, t.ui);
-          await sleep(300);
-          await page.screenshot({ path: path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-alternatives.png`) });
-        }
-      }
       for (const expression of step.console || []) {
         result.phase = `type ${expression} in the Debug Console at step ${index}`;
         stop.console.push(await typeInConsole(page, expression, t.ui));

@@ -36,7 +36,8 @@ class AdapterStop:
     evaluations: list[Evaluation] = field(default_factory=list)
     description: str | None = None  # the stopped event's description (e.g. "predicted, 64% sure")
     confidence: float | None = None  # the stopped event's neuralConfidence
-    locals_sent: list[dict[str, Any]] = field(default_factory=list)  # the Locals scope's Variables as sent
+    locals_sent: list[dict[str, Any]] = field(default_factory=list)  # the Locals scope's Variables as sent (first answer)
+    locals_answers: list[list[dict[str, Any]]] = field(default_factory=list)  # every answer for the Locals scope (VS Code asks again after a console evaluation)
     children: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # variables answers by reference
 
 
@@ -130,9 +131,11 @@ def adapter_session(entries: list[dict[str, Any]]) -> AdapterSession:
                     locals_refs.add(scope["variablesReference"])
                     if scope.get("namedVariables") == 0 and stop.locals is None:
                         stop.locals = {}  # VS Code does not ask for the variables of an empty scope
-        elif command == "variables" and args.get("variablesReference") in locals_refs and not stop.locals:
-            stop.locals = {v["name"]: v.get("value", "") for v in body.get("variables", [])}
-            stop.locals_sent = list(body.get("variables", []))
+        elif command == "variables" and args.get("variablesReference") in locals_refs:
+            stop.locals_answers.append(list(body.get("variables", [])))
+            if not stop.locals:
+                stop.locals = {v["name"]: v.get("value", "") for v in body.get("variables", [])}
+                stop.locals_sent = list(body.get("variables", []))
         elif command == "variables":
             stop.children.setdefault(int(args.get("variablesReference") or 0), []).extend(body.get("variables", []))
         elif command == "evaluate":
