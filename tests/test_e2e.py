@@ -237,6 +237,13 @@ def test_confidence_checks_read_what_vs_code_renders() -> None:
     bad = {**observed, "stack": [{**stack[0], "state": "Paused on step"}, stack[1]],
            "variables": [rows[0], {**rows[1], "type": "int ="}, rows[2]], "hovers": [{**hover, "text": "5"}]}
     assert {m.what for m in check_stop(0, bad, stop, None)} == {"Call Stack view", "Variables view n", "hover n"}
+    alternative = {"text": "alternative 1 (30%): int · 30% sure = 6", "level": 3, "name": "alternative 1 (30%):",
+                   "type": "int · 30% sure =", "value": "6"}
+    stop.children[7] = [{"name": "alternative 1 (30%)", "type": "int · 30% sure", "value": "6"}]
+    opened = {**observed, "expanded": {"name": "n", "variables": rows[:2] + [alternative] + rows[2:]}}
+    assert check_stop(0, opened, stop, None) == []
+    closed = {**observed, "expanded": {"name": "n", "variables": rows}}
+    assert [m.what for m in check_stop(0, closed, stop, None)] == ["Variables view n (expanded)"]
     unmarked = AdapterStop(reason="step", stack=[("f", 3)], locals={"n": "5", "s": "'a b'"},
                            locals_sent=[{**low, "type": "int", "presentationHint": {}}, sure])
     assert [m.what for m in check_stop(0, {**observed, "hovers": []}, unmarked, None)] == ["local n", "Variables view n"]
