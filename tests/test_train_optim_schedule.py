@@ -171,3 +171,12 @@ def test_muon_learns_and_resumes_exactly(toy_packed, micro_config, tmp_path):
         torch.testing.assert_close(a[name], b[name], rtol=1e-5, atol=1e-6)
     saved = json.loads((tmp_path / "b" / "training_summary.json").read_text())
     assert saved["steps"] == 6
+
+
+def test_training_gives_back_the_signal_handlers(toy_packed, micro_config, tmp_path):
+    """`ablate` evaluates in the process that trained: Ctrl-C / SIGTERM must stop it again once training is over."""
+    import signal
+
+    before = (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT))
+    train(_cfg(data=toy_packed, out=tmp_path / "s", config_file=micro_config, steps=1, eval_sequences=0))
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before

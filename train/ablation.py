@@ -318,8 +318,34 @@ def _cruxeval(run_dir: Path, s: Settings) -> tuple[dict[str, Any], str]:
     return {k: summary.get(k) for k in ("pass@1", "passed", "n", "via", "seconds")}, _shown(argv)
 
 
+def training_record(name: str, cfg: Any, s: Settings, ds: Dataset, summary: dict[str, Any],
+                    load: tuple[Any, Any] | None) -> dict[str, Any]:  # fmt: skip
+    """A lever's record once trained: training numbers and settings, evaluations still to come (None)."""
+    import torch
+
+    lever = lever_options(name)
+    return {
+        "lever": name, "about": lever.about, "options": BASELINE_OPTIONS | lever.options,
+        "shape": (json.loads(Path(cfg.config_file).read_text()) if cfg.config_file else None),
+        "params": summary["params"], "steps": summary["steps"], "tokens_seen": summary["tokens_seen"],
+        "tokens_per_s": summary["tokens_per_s"], "train_seconds": summary["elapsed_s"], "epochs": summary["epochs"],
+        "heldout_loss": None, "heldout_sequences": s.heldout_sequences, "next_state": None, "cruxeval_output": None,
+        "complete": False, "settings": s.model_dump(mode="json"), "data": {"fingerprint": ds.fingerprint, **ds.info},
+        "load_average": None if load is None else {"before": [round(x, 2) for x in load[0]], "after": [round(x, 2) for x in load[1]]},
+        "commands": {"train": train_command(cfg), "next_state": None, "cruxeval": None},
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "torch": torch.__version__,
+        "cpu": platform.processor() or platform.machine(), "cores": len(os.sched_getaffinity(0)),
+    }  # fmt: skip
+
+
+def _write(results: Path, record: dict[str, Any]) -> None:
+    results.mkdir(parents=True, exist_ok=True)
+    (results / f"{record['lever']}.json").write_text(json.dumps(record, indent=2) + "\n")
+
+
 def run_lever(name: str, s: Settings, ds: Dataset, results: Path, say: Say) -> dict[str, Any]:
-    """Train lever `name` from scratch for the budget, evaluate it, write RESULTS/<name>.json; the record."""
+    """Train lever `name` from scratch for the budget, evaluate it; RESULTS/<name>.json is written after training
+    and updated after each evaluation (an interrupted run leaves what it measured, `complete` false)."""
     import torch
 
     from train.loop import train
@@ -330,26 +356,17 @@ def run_lever(name: str, s: Settings, ds: Dataset, results: Path, say: Say) -> d
     load_before = os.getloadavg()
     say(f"[{name}] training from scratch for {s.budget_min:g} min on {s.threads} thread(s): {lever.about}")
     summary = train(cfg)
-    load_after = os.getloadavg()
+    record = training_record(name, cfg, s, ds, summary, (load_before, os.getloadavg()))
+    _write(results, record)
     say(f"[{name}] {summary['steps']} steps, {summary['tokens_seen']:,} tokens, {summary['tokens_per_s']:,.0f} tokens/s; evaluating")
     torch.set_num_threads(s.threads)
-    loss = heldout_loss_fp32(run_dir, ds.packed, s.heldout_sequences)
-    next_state, ns_cmd = _next_state(run_dir, ds, s)
-    crux, crux_cmd = _cruxeval(run_dir, s)
-    record = {
-        "lever": name, "about": lever.about, "options": BASELINE_OPTIONS | lever.options,
-        "shape": (json.loads(cfg.config_file.read_text()) if cfg.config_file else None),
-        "params": summary["params"], "steps": summary["steps"], "tokens_seen": summary["tokens_seen"],
-        "tokens_per_s": summary["tokens_per_s"], "train_seconds": summary["elapsed_s"], "epochs": summary["epochs"],
-        "heldout_loss": loss, "heldout_sequences": s.heldout_sequences, "next_state": next_state, "cruxeval_output": crux,
-        "settings": s.model_dump(mode="json"), "data": {"fingerprint": ds.fingerprint, **ds.info},
-        "load_average": {"before": [round(x, 2) for x in load_before], "after": [round(x, 2) for x in load_after]},
-        "commands": {"train": train_command(cfg), "next_state": ns_cmd, "cruxeval": crux_cmd},
-        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "torch": torch.__version__,
-        "cpu": platform.processor() or platform.machine(), "cores": len(os.sched_getaffinity(0)),
-    }  # fmt: skip
-    results.mkdir(parents=True, exist_ok=True)
-    (results / f"{name}.json").write_text(json.dumps(record, indent=2) + "\n")
+    record["heldout_loss"] = heldout_loss_fp32(run_dir, ds.packed, s.heldout_sequences)
+    _write(results, record)
+    record["next_state"], record["commands"]["next_state"] = _next_state(run_dir, ds, s)
+    _write(results, record)
+    record["cruxeval_output"], record["commands"]["cruxeval"] = _cruxeval(run_dir, s)
+    record["complete"] = True
+    _write(results, record)
     return record
 
 
@@ -381,40 +398,42 @@ def render_table(records: list[dict[str, Any]]) -> str:
     if not records:
         return "_No ablation results yet: run `neural-debugger ablate baseline LEVER --budget 20`._\n"
     known = [k.value for k in ActionKind]
-    actions = sorted({a for r in records for a in r["next_state"]["by_action"]}, key=lambda a: (known.index(a) if a in known else 99, a))
+    actions = sorted({a for r in records for a in (r.get("next_state") or {}).get("by_action", {})}, key=lambda a: (known.index(a) if a in known else 99, a))
     head = ["lever", "params", "steps", "tokens", "tokens/s", "held-out loss", "next-state %", *actions, "CruxEval-O"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in records:
-        ns, cx = r["next_state"], r["cruxeval_output"]
-        loss = "–" if r["heldout_loss"] is None else f"{r['heldout_loss']:.4f}"
-        per = [_pct(ns["by_action"].get(a, {}).get("state")) for a in actions]
+        ns, cx = r.get("next_state") or {}, r.get("cruxeval_output")
+        loss = "–" if r.get("heldout_loss") is None else f"{r['heldout_loss']:.4f}"
+        per = [_pct(ns.get("by_action", {}).get(a, {}).get("state")) for a in actions]
         lines.append("| " + " | ".join([f"`{r['lever']}`", f"{r['params']:,}", f"{r['steps']:,}", f"{r['tokens_seen']:,}",
-                                        f"{r['tokens_per_s']:,.0f}", loss, _pct(ns["overall"]["state"]), *per,
-                                        f"{cx['passed']}/{cx['n']}"]) + " |")  # fmt: skip
+                                        f"{r['tokens_per_s']:,.0f}", loss, _pct(ns.get("overall", {}).get("state")), *per,
+                                        f"{cx['passed']}/{cx['n']}" if cx else "–"]) + " |")  # fmt: skip
     first = records[0]
     s = first["settings"]
     same = {(r["data"]["fingerprint"], r["settings"]["budget_min"], r["settings"]["threads"]) for r in records}
-    stops = first["next_state"]["overall"].get("stops")
+    stops = next((r["next_state"]["overall"].get("stops") for r in records if r.get("next_state")), None)
     notes = [
         "",
         f"Each lever trained from scratch for {s['budget_min']:g} minutes of wall time on {s['threads']} thread(s), on the same "
         f"packed data (fingerprint `{first['data']['fingerprint']}`: {first['data'].get('train_tokens') or 0:,} training tokens "
         f"of {first['data'].get('train_programs') or 0:,} programs, tokenizer of `{s['tokenizer']}`). Held-out loss: fp32, per "
         f"target token, first {s['heldout_sequences']} held-out sequences (programs never trained on). Next-state: exact "
-        f"match of the whole state on {stops} held-out states (`--limit {s['next_state_limit']} --seed {s['next_state_seed']}`), "
+        f"match of the whole state on {stops or s['next_state_limit']} held-out states (`--limit {s['next_state_limit']} --seed {s['next_state_seed']}`), "
         f"overall and per action. CruxEval-O: passed of the first {s['cruxeval_limit']} problems (step_return posing, greedy).",
     ]  # fmt: skip
     if len(same) > 1:
         notes.append("**Warning:** these rows do not share the same data, budget and threads: compare only rows that do "
                      "(see each `results/ablations/<lever>.json`).")  # fmt: skip
+    if any(not r.get("complete", True) for r in records):
+        notes.append("–: not measured (the run was stopped before that evaluation).")
     dates = sorted({r["date"] for r in records})
-    loads = ", ".join(f"`{r['lever']}` {r['load_average']['before'][0]:.1f}-{r['load_average']['after'][0]:.1f}" for r in records)
-    notes.append(f"Measured {dates[0]} to {dates[-1]}; 1-minute load average before-after each training run: {loads}.")
+    loads = ", ".join(f"`{r['lever']}` {r['load_average']['before'][0]:.1f}-{r['load_average']['after'][0]:.1f}" for r in records if r.get("load_average"))
+    notes.append(f"Measured {dates[0]} to {dates[-1]}; 1-minute load average before-after each training run: {loads or 'not recorded'}.")
     notes += ["", "Commands:", "", "```sh"]
     notes.append(f"neural-debugger ablate {' '.join(r['lever'] for r in records)} --budget {s['budget_min']:g} --threads {s['threads']}")
     notes.append("# which runs, for each lever (the baseline's shown; results/ablations/<lever>.json has each):")
     notes += list(first["data"].get("commands", []))
-    notes += [first["commands"]["train"], first["commands"]["next_state"], first["commands"]["cruxeval"], "```"]
+    notes += [c for c in (first["commands"]["train"], first["commands"]["next_state"], first["commands"]["cruxeval"]) if c] + ["```"]
     return "\n".join(lines + notes) + "\n"
 
 

@@ -93,6 +93,7 @@ class _Stop:
 
     def __init__(self) -> None:
         self.requested = False
+        self._previous: dict[int, Any] = {}
 
     def install(self) -> None:
         def handler(signum: int, frame: Any) -> None:  # noqa: ARG001
@@ -100,9 +101,15 @@ class _Stop:
 
         for sig in (signal.SIGTERM, signal.SIGINT):
             try:
-                signal.signal(sig, handler)
+                self._previous[sig] = signal.signal(sig, handler)
             except ValueError:  # not the main thread
                 pass
+
+    def restore(self) -> None:
+        """The handlers from before `install` (a process that goes on after training, e.g. to evaluate, stays stoppable)."""
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+        self._previous.clear()
 
 
 def _threads(requested: int | None) -> int:
@@ -453,6 +460,7 @@ class Trainer:
             checkpoint.write_summary(cfg.out, summary)
             self.log.write("end", **summary)
         distributed.teardown(self.info)
+        self.stop.restore()
         return summary
 
     def _eval_and_log(self) -> dict[str, Any]:
