@@ -62,7 +62,7 @@ class StateLayout:
     return_value: tuple[int, int] | None = None  # the pending return value's part (name and repr)
 
 
-def _json_string_end(text: str, start: int) -> int:
+def json_string_end(text: str, start: int) -> int:
     """Index just past the JSON string opening at `start` (ValueError if there is none)."""
     if start >= len(text) or text[start] != '"':
         raise ValueError("expected a JSON string")
@@ -92,10 +92,10 @@ def _scan_locals(text: str, brace: int) -> tuple[FrameLayout, int]:
             frame.rest = (i, i + 2)
             i += 2
             continue
-        key_end = _json_string_end(text, i)
+        key_end = json_string_end(text, i)
         if key_end >= len(text) or text[key_end] != ":":
             raise ValueError("expected ':' after a local's name")
-        value_end = _json_string_end(text, key_end + 1)
+        value_end = json_string_end(text, key_end + 1)
         name = str(json.loads(text[i:key_end]))
         frame.pairs[name] = (i, value_end)
         frame.values[name] = (key_end + 1, value_end)

@@ -23,7 +23,7 @@ from typing import Any
 
 from model import language as lang
 from model.backends.base import Backend, BackendError, Generation
-from model.confidence import Calibration, RawScores, raw_scores
+from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
 from model.listing import STATE_RESERVE, Listing, window_listing
 from model.session_api import SessionError
@@ -698,18 +698,12 @@ class _JsonValueConstraint:
 
     def closed_at(self, text: str) -> int | None:
         """Index just past the JSON string's closing quote in `text`, None while it is open (or `text` does not fit)."""
-        if len(text) <= len(self.lead) or not text.startswith(self.lead) or text[len(self.lead)] != '"':
+        if not text.startswith(self.lead):
             return None
-        i = len(self.lead) + 1
-        while i < len(text):
-            ch = text[i]
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == '"':
-                return i + 1
-            i += 1
-        return None
+        try:
+            return json_string_end(text, len(self.lead))
+        except ValueError:  # not a string (yet), or still open
+            return None
 
     def allows(self, text: str) -> bool:
         if len(text) <= len(self.lead):

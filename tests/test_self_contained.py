@@ -24,9 +24,9 @@ CODE_SUFFIXES = {".py", ".sh", ".js", ".mjs", ".cjs", ".ts", ".toml", ".cfg", ".
 CODE_NAMES = {"Makefile", "run"}  # run: .ci/run
 SHARED = "shared"  # spelled apart so this file does not match its own patterns
 PATTERNS = [
-    re.compile(r"\.\./" + SHARED + r"\b"),  # ../shared, "$REPO/../shared/..."
+    re.compile(r"\.\./" + SHARED + r"\b"),  # the folder beside the checkout, also after $REPO/
     re.compile(r"/work/" + SHARED + r"\b"),
-    re.compile(r"parents?(\[\d+\])?\s*/\s*['\"]" + SHARED + r"['\"]"),  # ROOT.parent / "shared"
+    re.compile(r"parents?(\[\d+\])?\s*/\s*['\"]" + SHARED + r"['\"]"),  # ROOT.parent / <that folder name>
 ]
 
 
@@ -46,8 +46,8 @@ def shared_references(text: str) -> list[str]:
 
 
 def test_the_patterns_catch_every_spelling() -> None:
-    for line in ('p = ROOT.parent / "shared" / "cruxeval"', "x = REPO_ROOT.parents[1] / 'shared'",
-                 'for c in "$REPO/../shared/cruxeval/x"; do', "open('/work/" + SHARED + "/DESIGN.md')"):  # fmt: skip
+    for line in ('p = ROOT.parent / "' + SHARED + '" / "cruxeval"', "x = REPO_ROOT.parents[1] / '" + SHARED + "'",
+                 'for c in "$REPO/../' + SHARED + '/cruxeval/x"; do', "open('/work/" + SHARED + "/DESIGN.md')"):  # fmt: skip
         assert shared_references(line), line
     assert shared_references("tests shared by the session; shared_prefix; a shared/dap copy") == []
 
