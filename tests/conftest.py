@@ -95,3 +95,27 @@ def build_tiny_checkpoint(folder: Path, *, seed: int = 0, max_positions: int = 2
 def tiny_checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random checkpoint folder (shared by the whole test session; do not modify it)."""
     return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny_checkpoint"))
+
+
+# ---- training: a micro model shape and a small packed toy dataset (shared by the training-loop tests)
+MICRO = {"layers": 2, "width": 128, "heads": 2, "intermediate": 256}
+
+
+@pytest.fixture(scope="module")
+def micro_config(tmp_path_factory) -> Path:
+    import json
+
+    path = tmp_path_factory.mktemp("cfg") / "micro.json"
+    path.write_text(json.dumps(MICRO))
+    return path
+
+
+@pytest.fixture(scope="module")
+def toy_packed(tmp_path_factory) -> Path:
+    from train import data
+    from train.toydata import toy_trajectories, write_shards
+
+    root = tmp_path_factory.mktemp("toy")
+    write_shards(root / "traj", toy_trajectories(120, seed=5))
+    data.pack(root / "traj", root / "packed", seq_len=128, heldout_fraction=0.2, vocab_size=400, progress=False)
+    return root / "packed"

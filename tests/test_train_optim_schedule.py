@@ -9,28 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from train import data
 from train.loop import TrainConfig, train
 from train.metrics import read_metrics
 from train.schedule import lr_at, lr_factor, wsd_decay_due, wsd_factor
-from train.toydata import toy_trajectories, write_shards
-
-MICRO = {"layers": 2, "width": 128, "heads": 2, "intermediate": 256}
-
-
-@pytest.fixture(scope="module")
-def micro_config(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("cfg") / "micro.json"
-    path.write_text(json.dumps(MICRO))
-    return path
-
-
-@pytest.fixture(scope="module")
-def toy_packed(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("toy")
-    write_shards(root / "traj", toy_trajectories(120, seed=5))
-    data.pack(root / "traj", root / "packed", seq_len=128, heldout_fraction=0.2, vocab_size=400, progress=False)
-    return root / "packed"
+from tests.conftest import MICRO
 
 
 def _cfg(**kw) -> TrainConfig:
