@@ -247,9 +247,8 @@ class MultiProgram:
     features: frozenset[str]
 
 
-def generate_multi(rng: random.Random, uncaught_rate: float = 0.1) -> MultiProgram:
-    """A program of 2-4 components (distinct kinds), sometimes ending with an uncaught exception."""
-    names = Names(rng)
+def choose_parts(rng: random.Random, names: Names, uncaught_rate: float = 0.1) -> list[Part]:
+    """2-4 components of distinct kinds, sometimes followed by an uncaught exception."""
     funcs, weights = zip(*COMPONENTS)
     chosen: list[Callable[[random.Random, Names], Part]] = []
     for _ in range(rng.randint(2, 4)):
@@ -259,6 +258,13 @@ def generate_multi(rng: random.Random, uncaught_rate: float = 0.1) -> MultiProgr
     parts = [c(rng, names) for c in chosen]
     if rng.random() < uncaught_rate:
         parts.append(_uncaught(rng, names))
+    return parts
+
+
+def generate_multi(rng: random.Random, uncaught_rate: float = 0.1) -> MultiProgram:
+    """A program of 2-4 components (distinct kinds), sometimes ending with an uncaught exception."""
+    names = Names(rng)
+    parts = choose_parts(rng, names, uncaught_rate)
     defs = [d for p in parts for d in p.defs]
     main = [line for p in parts for line in p.main]
     features = {f for p in parts for f in p.features}

@@ -24,7 +24,7 @@ import tokenize
 from dataclasses import dataclass, field
 
 from tracegen.synth.crux import generate_function
-from tracegen.synth.multi import COMPONENTS, Names, Part, _uncaught
+from tracegen.synth.multi import Names, Part, choose_parts
 
 MODULE_NAMES = ("helpers", "shapes", "utils", "store", "mathx", "tools", "core", "logic", "models", "ops")
 PACKAGE_NAMES = ("lib", "app", "pkg", "project", "engine")
@@ -47,15 +47,7 @@ class SynthProject:
 
 
 def _parts(rng: random.Random, names: Names, uncaught_rate: float = 0.1) -> list[Part]:
-    funcs, weights = zip(*COMPONENTS)
-    chosen = []
-    for _ in range(rng.randint(2, 4)):
-        pick = rng.choices(funcs, weights=weights)[0]
-        if pick not in chosen:
-            chosen.append(pick)
-    parts = [c(rng, names) for c in chosen]
-    if rng.random() < uncaught_rate:
-        parts.append(_uncaught(rng, names))
+    parts = choose_parts(rng, names, uncaught_rate)
     return [p for p in parts if p.defs] + [p for p in parts if not p.defs]
 
 
