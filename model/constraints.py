@@ -71,6 +71,24 @@ class FlowConstraint(RegexConstraint):
         self.regex = flow_state_regex(program, previous, self.flow, include_end=True)
 
 
+class InverseCallConstraint(RegexConstraint):
+    """``inv_step_call``'s answer: the first stop of a call, with the function's entry locals (`model.entry_locals`)."""
+
+    def __init__(self, body: str, full: str) -> None:
+        super().__init__(body)
+        self.regex = full
+
+    @classmethod
+    def or_state(cls, program: str, later: "State") -> RegexConstraint:
+        """The narrowed constraint, or `StateConstraint` when the first stop cannot be placed statically."""
+        from model.entry_locals import inverse_call_regex
+
+        body = inverse_call_regex(program, later, include_end=False)
+        if body is None:
+            return StateConstraint(program, later)
+        return cls(body, inverse_call_regex(program, later, include_end=True) or body)
+
+
 def state_constraint(program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None, *,
                      action: "Action | None" = None, breakpoints: "Sequence[int]" = (),
                      reprs: bool = False) -> "RegexConstraint | CheckedConstraint":  # fmt: skip
@@ -79,11 +97,15 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
 
     With a forward `action` (and no `modules`: the flow analysis covers one file), the stops are
     narrowed by static control flow (`FlowConstraint`; `breakpoints`: the session's lines in the
-    program). With `reprs`, values must stay possible reprs (`model.repr_check.CheckedConstraint`;
+    program); with ``inv_step_call``, to the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.repr_check.CheckedConstraint`;
     checked by the transformers backend, vLLM receives the regex only).
     """
+    from protocol.debugger import ActionKind
+
     constraint: RegexConstraint
-    if action is not None and previous is not None and not modules:
+    if action is not None and previous is not None and not modules and action.kind is ActionKind.INV_STEP_CALL:
+        constraint = InverseCallConstraint.or_state(program, previous)
+    elif action is not None and previous is not None and not modules and not action.kind.inverse:
         constraint = FlowConstraint(program, previous, action, breakpoints)
     else:
         constraint = StateConstraint(program, previous, modules)

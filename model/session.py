@@ -28,6 +28,7 @@ from model.constraints import close_text, state_constraint
 from model.listing import STATE_RESERVE, Listing, window_listing
 from model.session_api import SessionError
 from model.user_modules import collect_user_modules
+from model.value_chars import encode_text, value_chars_enabled
 from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
 
 MIN_ALTERNATIVE = 0.005  # alternatives less likely than this are not offered
@@ -125,6 +126,7 @@ class NeuralDebugger:
         self.retry_temperature = retry_temperature
         self.max_model_len = int(max_model_len or getattr(backend, "max_model_len", None) or 2048)
         self.stop_id = self._special_id(lang.STOP_TOKEN)
+        self._value_chars = value_chars_enabled(tokenizer)  # string contents one token per character (model.value_chars)
         self._lines = executable_lines(program)
         self._breakpoints: list[int] = sorted(set(int(b) for b in breakpoints) & self._lines)
         self._records: list[StateRecord] = []  # [initial, then one per step]
@@ -522,7 +524,7 @@ class NeuralDebugger:
             except lang.ParseError as exc:
                 failure = f"the predicted state does not parse: {exc}"
                 continue
-            return StateRecord(state=state, ids=list(gen.token_ids) + [self.stop_id], generation=gen, text=text)
+            return StateRecord(state=state, ids=self._generated_ids(gen, text), generation=gen, text=text)
         closed = close_text(cut[0], constraint) if cut is not None and constraint is not None else None
         if closed is not None and cut is not None:
             try:
@@ -550,7 +552,7 @@ class NeuralDebugger:
         if len(prompt) + self.max_state_tokens > self.max_model_len:
             chain = [first]
             prompt = self._encode(lang.render_prompt(self.program, self._all_breakpoints(), chain, action, listing, self.modules))
-        record = self._generate_state(prompt, first)
+        record = self._generate_state(prompt, first, action)
         if not isinstance(record, StateRecord):
             raise SessionError(f"cannot step back further: the model's prediction of the earlier stop is not a state ({record})")
         chain.append(Step(action=action, state=record.state))
@@ -563,6 +565,16 @@ class NeuralDebugger:
         return record.state
 
     # --------------------------------------------------------------- prompt
+
+    def _generated_ids(self, gen: Generation, text: str) -> list[int]:
+        """The ids a generated state stands for in later prompts: the model's own (the KV cache holds them); for a
+        value-chars model, the text encoded the way it was trained when the generation tokenized it otherwise."""
+        ids = list(gen.token_ids) + [self.stop_id]
+        if self._value_chars:
+            canonical = self._encode(text + lang.STOP_TOKEN)
+            if canonical != ids:
+                return canonical
+        return ids
 
     def _prompt_ids(self, action: Action) -> list[int]:
         """Header, the window's first state in full, then (action, state) ids, then `action`.
@@ -627,7 +639,7 @@ class NeuralDebugger:
         return self._header_ids
 
     def _encode(self, text: str) -> list[int]:
-        return list(self.tokenizer.encode(text, add_special_tokens=False))
+        return encode_text(self.tokenizer, text)  # as the model was trained: with value chars when it has the flag
 
     def _special_id(self, token: str) -> int:
         token_id = self.tokenizer.convert_tokens_to_ids(token)
