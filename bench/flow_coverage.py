@@ -5,6 +5,8 @@ action scripts (the training policies, `tracegen.sampling.sample_forward`, plus 
 one all-next script per program) and checks, for every forward step, that the recorded stop lies in
 `model.flow.next_locations(...)` (the superset property). Reports the miss rate and, for `step`
 stops, the mean number of lines the top frame may stop on next to the program's executable lines.
+Also checks every recorded first stop of a new call against `model.entry_locals` (its locals are
+the function's parameters and free variables, in debugpy's order).
 
     .venv/bin/python -m bench.flow_coverage --synth 500 --seed 0 [--examples examples tests/programs] [--show 10]
 """
@@ -34,6 +36,8 @@ class Coverage:
     constrained_steps: int = 0  # step stops with a finite allowed set
     executable_lines: int = 0  # sum over the same stops of the program's executable lines
     unconstrained_steps: int = 0
+    entry_stops: int = 0  # first stops of a new call that `model.entry_locals` has a spec for
+    entry_misses: list[dict] = field(default_factory=list)
 
     @property
     def miss_rate(self) -> float:
@@ -46,7 +50,8 @@ class Coverage:
         return (f"{self.programs} programs ({self.skipped} not recordable, {self.unconstrained_programs} not analysable), "
                 f"{self.steps} forward steps, misses {len(self.misses)} ({100 * self.miss_rate:.3f}%) [{per_action}]; "
                 f"step stops: {self.constrained_steps} constrained, {self.unconstrained_steps} unconstrained; "
-                f"mean allowed top lines {mean_allowed:.2f} vs {mean_lines:.1f} executable lines")  # fmt: skip
+                f"mean allowed top lines {mean_allowed:.2f} vs {mean_lines:.1f} executable lines; "
+                f"first stops of a call: {self.entry_stops} checked, {len(self.entry_misses)} with other locals")  # fmt: skip
 
 
 def scripts_for(trace, rng: random.Random, per_program: int, max_steps: int) -> Iterable[tuple[list[int], list[State], list[Action]]]:  # noqa: ANN001
@@ -90,6 +95,7 @@ def check_program(source: str, rng: random.Random, cov: Coverage, *, per_program
                 cov.misses.append({"program": name, "source": source, "action": str(action), "breakpoints": breakpoints,
                                    "previous": [(f.name, f.line) for f in previous.frames], "reason": state.reason.value,
                                    "next": [(f.name, f.line) for f in state.frames], "flow": flow})  # fmt: skip
+            _check_entry(source, previous, state, cov, name)
             if state.reason is StopReason.STEP:
                 allowed = flow.top_lines(StopReason.STEP)
                 if allowed is None:
@@ -98,6 +104,23 @@ def check_program(source: str, rng: random.Random, cov: Coverage, *, per_program
                     cov.constrained_steps += 1
                     cov.allowed_lines += len(allowed)
                     cov.executable_lines += executable
+
+
+def _check_entry(source: str, previous: State, state: State, cov: Coverage, name: str) -> None:
+    """A new call's first stop shows what `model.entry_locals` says (parameters, free variables)."""
+    from model.entry_locals import entry_locals
+    from model.language import _continues
+
+    if state.finished or not state.frames:
+        return
+    new, old = list(reversed(state.frames)), list(reversed(previous.frames))
+    top = new[-1]
+    spec = entry_locals(source).get((top.name, top.line))
+    if spec is None or top.file is not None or _continues(new, old, len(new) - 1):
+        return
+    cov.entry_stops += 1
+    if not spec.allows(list(top.locals)):
+        cov.entry_misses.append({"program": name, "frame": (top.name, top.line), "locals": list(top.locals), "spec": spec})
 
 
 def synth_sources(count: int, seed: int) -> list[tuple[str, str]]:
@@ -132,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{label}: {cov.line()}")
         for miss in cov.misses[: args.show]:
             print(f"  MISS {miss['program']} {miss['action']} bps={miss['breakpoints']} {miss['previous']} -> {miss['reason']} {miss['next']}")
+        for miss in cov.entry_misses[: args.show]:
+            print(f"  ENTRY MISS {miss['program']} {miss['frame']} locals {miss['locals']} vs {miss['spec']}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Reprs that no Python value has: unbalanced brackets or quotes, a dict or set literal with a repeated key.
+"""Reprs that no Python value has: unbalanced brackets or quotes, a dict or set literal with a repeated key, nothing.
 
 `repr_problem(text, partial)` says why a repr (or, with `partial`, the start of one) cannot be what
 debugpy shows for a builtin value, or None. It scans the text once: quotes (with backslash escapes)
@@ -67,6 +67,8 @@ def repr_problem(text: str, *, partial: bool = False) -> str | None:
                 stack[-1] = (opener, i + 1, keys, is_dict)
     if partial:
         return None
+    if not text.strip():
+        return "an empty value"
     if quote:
         return "an unclosed quote"
     if stack:

@@ -14,7 +14,7 @@ from model.repr_check import CheckedConstraint, repr_problem, values_problem
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("text", ["{'1': 1, '1': 1}", "{1, 1}", "[1, 2", "[1, 2]]", "(1]", "'abc", "{'a': [1, {2: 3, 2: 4}]}"])
+@pytest.mark.parametrize("text", ["{'1': 1, '1': 1}", "{1, 1}", "", "  ", "[1, 2", "[1, 2]]", "(1]", "'abc", "{'a': [1, {2: 3, 2: 4}]}"])
 def test_impossible_reprs_are_refused(text: str) -> None:
     assert repr_problem(text) is not None
 
