@@ -25,6 +25,7 @@ from typing import Any
 from model.confidence import (
     FIELDS, Calibration, FieldFit, expected_calibration_error, fit_field, raw_scores, reliability,
 )
+from model.value_chars import encode_text
 from protocol.debugger import State
 
 
@@ -103,7 +104,7 @@ def collect(questions: list[Any], sessions: Any, *, progress: bool = True) -> li
     bar = tqdm(questions, desc="calibration", unit="state", disable=not progress, dynamic_ncols=True)
     for question in bar:
         ex = question.example
-        ids = list(sessions.tokenizer.encode(ex.prompt, add_special_tokens=False))
+        ids = encode_text(sessions.tokenizer, ex.prompt)  # as the model was trained (model.value_chars)
         if len(ids) >= context:
             continue
         if session is None or session.program != ex.program:

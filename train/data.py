@@ -90,16 +90,22 @@ def is_heldout(source: str, fraction: float) -> bool:
 
 
 class SegmentEncoder:
-    """Token ids of segment texts, cached per trajectory (a header repeats in every window)."""
+    """Token ids of segment texts, cached per trajectory (a header repeats in every window); with value chars
+    (`model.value_chars`) when the tokenizer carries the flag."""
 
     def __init__(self, tokenizer: Any) -> None:
+        from model.value_chars import value_chars_enabled
+
         self.tokenizer = tokenizer
+        self.value_chars = value_chars_enabled(tokenizer)
         self._cache: dict[str, list[int]] = {}
 
     def ids(self, text: str) -> list[int]:
+        from model.value_chars import encode_text
+
         cached = self._cache.get(text)
         if cached is None:
-            cached = self.tokenizer.encode(text, add_special_tokens=False)
+            cached = encode_text(self.tokenizer, text, self.value_chars)
             self._cache[text] = cached
         return cached
 
@@ -303,15 +309,19 @@ def pack(
     seed: int = 0,
     workers: int = 1,
     progress: bool = True,
+    value_chars: bool | None = None,
 ) -> Manifest:
     """Pack the trajectories under `source` into the data folder `out` (replacing what was there).
 
     The tokenizer is `tokenizer` (a loaded HF tokenizer), else the folder `tokenizer_dir`, else one
     trained here on a sample of the data. It is saved to ``out/tokenizer``. Shards are tokenized in
-    `workers` processes; the result does not depend on their number.
+    `workers` processes; the result does not depend on their number. `value_chars`: string contents in
+    state values one token per character (`model.value_chars`); None keeps the tokenizer's own flag. The
+    saved tokenizer carries the choice, so a model trained on the data is served the same way.
     """
     from tqdm import tqdm
 
+    from model.value_chars import folder_value_chars, write_value_chars
     from train.modeling import load_hf_tokenizer, token_ids, tokenizer_hash
 
     paths = shard_paths(source)
@@ -327,6 +337,9 @@ def pack(
         load_hf_tokenizer(tokenizer_dir).save_pretrained(tok_folder)
     else:
         train_tokenizer_on(paths, tok_folder, vocab_size)
+    if value_chars is not None:
+        write_value_chars(tok_folder, value_chars)
+    value_chars = folder_value_chars(tok_folder)
     hf_tok = load_hf_tokenizer(tok_folder)
     eos_id, pad_id, bos_id = token_ids(hf_tok)
     vocab = len(hf_tok)
@@ -360,7 +373,7 @@ def pack(
     manifest = Manifest(
         source=str(Path(source).resolve()), seq_len=seq_len, dtype=str(token_dtype(vocab)), mask=mask, vocab_size=vocab,
         tokenizer_sha256=tokenizer_hash(hf_tok), bos_id=bos_id if bos_id is not None else -1, eos_id=eos_id, pad_id=pad_id,
-        heldout_fraction=heldout_fraction, seed=seed, splits=stats, examples=len(examples),
+        heldout_fraction=heldout_fraction, seed=seed, splits=stats, examples=len(examples), value_chars=value_chars,
     )  # fmt: skip
     manifest.save(out)
     return manifest
@@ -381,34 +394,50 @@ def ensure_packed(
     """A packed data folder for this run: `data` itself when it is packed with a matching tokenizer,
     else `train_out/data`, packed from `data` (trajectories) or from the packed folder's own source.
 
-    Under torchrun only the main rank packs; the others wait for its manifest.
+    Under torchrun only the main rank packs; the others wait for its manifest. The data decides value chars
+    (`model.value_chars`): a packed folder is repacked the way it was packed, trajectories with the given
+    tokenizer's flag, and a given `tokenizer` is marked to match the data it returns (so the trained model
+    carries the flag of what it was trained on).
     """
+    from model.value_chars import value_chars_enabled
     from train.modeling import tokenizer_hash
 
     data = Path(data)
     target = Path(train_out) / "data"
     want_hash = tokenizer_hash(tokenizer) if tokenizer is not None else None
+    value_chars = value_chars_enabled(tokenizer) if tokenizer is not None else None
     if is_packed(data):
         manifest = Manifest.load(data)
         if want_hash is None or manifest.tokenizer_sha256 == want_hash:
-            return data
+            return _matched(data, tokenizer)
         source, seq_len, mask, heldout_fraction = Path(manifest.source), manifest.seq_len, manifest.mask, manifest.heldout_fraction
+        value_chars = manifest.value_chars
     else:
         source = data
         shard_paths(source)  # a clear error now if there is nothing to pack
     if is_packed(target):
         existing = Manifest.load(target)
         same = (existing.source, existing.seq_len, existing.mask) == (str(source.resolve()), seq_len, mask)
-        if same and (want_hash is None or existing.tokenizer_sha256 == want_hash):
-            return target
+        if same and (want_hash is None or existing.tokenizer_sha256 == want_hash) and value_chars in (None, existing.value_chars):
+            return _matched(target, tokenizer)
     if main:
         import os
 
         workers = min(16, len(os.sched_getaffinity(0)))
-        pack(source, target, tokenizer=tokenizer, seq_len=seq_len, mask=mask, heldout_fraction=heldout_fraction, seed=seed, workers=workers)
+        pack(source, target, tokenizer=tokenizer, seq_len=seq_len, mask=mask, heldout_fraction=heldout_fraction, seed=seed, workers=workers,
+             value_chars=value_chars)  # fmt: skip
     else:
         _wait_for(target / MANIFEST)
-    return target
+    return _matched(target, tokenizer)
+
+
+def _matched(folder: Path, tokenizer: Any) -> Path:
+    """`folder`, with `tokenizer` (when given) marked with the value-chars flag the folder was packed with."""
+    from model.value_chars import mark_value_chars
+
+    if tokenizer is not None:
+        mark_value_chars(tokenizer, Manifest.load(folder).value_chars)
+    return folder
 
 
 def _wait_for(path: Path, timeout_s: float = 3600) -> None:
@@ -438,13 +467,16 @@ def main(
     vocab_size: int = typer.Option(DEFAULT_VOCAB, help="vocabulary of a newly trained tokenizer"),
     seed: int = typer.Option(0),
     workers: int = typer.Option(1, help="processes tokenizing shards in parallel"),
+    value_chars: bool | None = typer.Option(None, "--value-chars/--no-value-chars",
+                                            help="string contents in state values one token per character (model.value_chars); "
+                                                 "default: as the tokenizer's flag says"),
 ) -> None:
     """Pack SOURCE into OUT and print the manifest."""
     if mask not in ("states", "all"):
         raise typer.BadParameter("--mask must be 'states' or 'all'")
     try:
         manifest = pack(source, out, tokenizer_dir=tokenizer, seq_len=seq_len, mask=mask, heldout_fraction=heldout_fraction,  # type: ignore[arg-type]
-                        inverse_fraction=inverse_fraction, vocab_size=vocab_size, seed=seed, workers=workers)
+                        inverse_fraction=inverse_fraction, vocab_size=vocab_size, seed=seed, workers=workers, value_chars=value_chars)
     except (FileNotFoundError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

@@ -41,7 +41,9 @@ def generate_state(model: Any, tokenizer: Any, prompt: str, eos_id: int, pad_id:
     """The greedy continuation of `prompt` up to and including the state-end token (at most `max_new` tokens), as text."""
     import torch
 
-    ids = tokenizer.encode(prompt, add_special_tokens=False)
+    from model.value_chars import encode_text
+
+    ids = encode_text(tokenizer, prompt)  # as the model was trained (value chars when it has the flag)
     limit = int(getattr(model.config, "max_position_embeddings", 2048))
     room = max(1, min(max_new, limit - len(ids)))
     ids = ids[-(limit - room) :] if len(ids) > limit - room else ids
@@ -78,6 +80,8 @@ def judge(example: NextStateExample, generated: str) -> tuple[bool, bool]:
 
 def next_state_accuracy(model: Any, built: Any, data_dir: Path, count: int, device: str, autocast: Callable[[], AbstractContextManager]) -> dict[str, Any]:
     """Exact match of greedily generated next states on the first `count` held-out examples, overall and per action."""
+    from model.value_chars import encode_text
+
     examples = read_examples(data_dir, count)
     if not examples:
         return {}
@@ -85,7 +89,7 @@ def next_state_accuracy(model: Any, built: Any, data_dir: Path, count: int, devi
     parsed = 0
     for ex in examples:
         # a continuation longer than the target cannot match it: stop a little after its length
-        budget = len(built.tokenizer.encode(target_text(ex), add_special_tokens=False)) + 8
+        budget = len(encode_text(built.tokenizer, target_text(ex))) + 8
         text = generate_state(model, built.tokenizer, ex.prompt, built.eos_id, built.pad_id, device, autocast, budget)
         ok, exact = judge(ex, text)
         parsed += ok

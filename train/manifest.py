@@ -52,9 +52,12 @@ class Manifest(BaseModel):
     seed: int
     splits: dict[str, SplitStats] = Field(default_factory=dict)
     examples: int = 0  # lines of heldout.examples.jsonl
+    value_chars: bool = False  # string contents in state values one token per character (model.value_chars; tokenizer/ carries the flag)
 
     def save(self, folder: Path) -> None:
-        (Path(folder) / MANIFEST).write_text(self.model_dump_json(indent=2) + "\n")
+        # written only when on: a manifest packed without value chars stays as it was (the ablation fingerprints it)
+        exclude = None if self.value_chars else {"value_chars"}
+        (Path(folder) / MANIFEST).write_text(self.model_dump_json(indent=2, exclude=exclude) + "\n")
 
     @classmethod
     def load(cls, folder: Path) -> "Manifest":

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from model.value_chars import encode_text
 from protocol.compare import FIELDS, ComparisonSummary, FieldDiff, compare_states
 from protocol.debugger import Action, ActionKind, State
 from train.error_analysis import LineKindTable, line_kind
@@ -228,7 +229,7 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True)
     bar = tqdm(questions, desc="next-state", unit="state", disable=not progress, dynamic_ncols=True)
     for question in bar:
         ex = question.example
-        ids = list(sessions.tokenizer.encode(ex.prompt, add_special_tokens=False))
+        ids = encode_text(sessions.tokenizer, ex.prompt)  # as the model was trained (model.value_chars)
         if len(ids) >= context:
             report.skipped_too_long += 1
             continue
