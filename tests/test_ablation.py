@@ -110,3 +110,37 @@ def test_table_and_notes_markers(tmp_path):
     ab.update_notes(notes, "second\n")
     text = notes.read_text()
     assert text.count(ab.START) == 1 and "second" in text and "first" not in text
+
+
+def test_value_chars_lever_packs_the_same_trajectories_its_own_way_and_trains(tmp_path):
+    """A packing lever: the fixed trajectories packed with --value-chars into a folder of their own (cached), and
+    the lever's model carries the flag (model.value_chars)."""
+    from model.value_chars import folder_value_chars
+    from train.loop import train
+    from train.manifest import Manifest
+
+    shape = tmp_path / "micro.json"
+    shape.write_text(json.dumps(MICRO))
+    shipped = REPO / "checkpoints" / "default"  # read only: its vocabulary merges the letters of synthetic strings
+    s = ab.Settings(budget_min=0.02, data_root=tmp_path / "data", tokenizer=shipped, synth_count=6, synth_per_program=2, synth_seed=2,
+                    next_state_count=4, next_state_per_program=2, seq_len=256, heldout_fraction=0.3, shape_override=shape,
+                    progress=False)  # fmt: skip
+    said: list[str] = []
+    base = ab.prepare_data(s, said.append)
+    assert ab.lever_data("muon", s, base, said.append) is base
+    ds = ab.lever_data("value-chars", s, base, said.append)
+    assert ds.packed.name == base.packed.name + "-vchars" and ds.next_state == base.next_state
+    assert ds.info["base_fingerprint"] == base.fingerprint != ds.fingerprint
+    assert ds.info["commands"][-1].endswith("--value-chars") and not base.info["commands"][-1].endswith("--value-chars")
+    plain, chars = Manifest.load(base.packed), Manifest.load(ds.packed)
+    assert chars.value_chars and not plain.value_chars and chars.tokenizer_sha256 == plain.tokenizer_sha256
+    for split in ("train", "heldout"):
+        p, c = plain.splits[split], chars.splits[split]
+        assert (p.trajectories, p.programs, p.states) == (c.trajectories, c.programs, c.states) and c.tokens >= p.tokens
+    assert sum(x.tokens for x in chars.splits.values()) > sum(x.tokens for x in plain.splits.values())  # string contents cost tokens
+    before = (ds.packed / "pack.json").stat().st_mtime_ns
+    assert ab.lever_data("value-chars", s, base, said.append).fingerprint == ds.fingerprint
+    assert (ds.packed / "pack.json").stat().st_mtime_ns == before  # cached, not repacked
+    cfg = ab._train_config("value-chars", ab.lever_options("value-chars"), s, ds, tmp_path / "run")
+    assert train(cfg)["steps"] >= 1
+    assert folder_value_chars(tmp_path / "run") and f"--data {ds.packed}" in ab.train_command(cfg)

@@ -13,8 +13,9 @@ the same evaluations; one JSON per lever and one markdown table.
 4. ``results/ablations/<lever>.json`` is written and the table of every lever's JSON is regenerated
    into ``docs/model-notes.md`` between ``<!-- ablations:start -->`` and ``<!-- ablations:end -->``.
 
-A lever is a named recipe: `TrainConfig` options over the baseline, optionally a model shape. Adding one
-is one line in `LEVERS`.
+A lever is a named recipe: `TrainConfig` options over the baseline, optionally a model shape, optionally
+packing options (`PACK_OPTIONS`: the same trajectories packed another way, into a folder of their own whose
+name says how, e.g. ``...-vchars``). Adding one is one line in `LEVERS`.
 """
 from __future__ import annotations
 
@@ -45,6 +46,11 @@ class Lever:
     about: str
     options: dict[str, Any] = field(default_factory=dict)
     shape: ModelShape | None = None  # None: the baseline's preset
+    pack: dict[str, Any] = field(default_factory=dict)  # how the fixed trajectories are packed (PACK_OPTIONS); {}: as the baseline
+
+
+# packing options a lever may set: `train.data.pack` keyword -> (its command-line flag, the packed folder's name suffix)
+PACK_OPTIONS: dict[str, tuple[str, str]] = {"value_chars": ("--value-chars", "-vchars")}
 
 
 BASELINE_OPTIONS: dict[str, Any] = {"preset": "tiny", "optimizer": "adamw", "schedule": "cosine", "precision": "fp32",
@@ -58,6 +64,9 @@ LEVERS: dict[str, Lever] = {
     "wsd": Lever("warmup-stable-decay (linear decay over the last 20% of the budget)", {"schedule": "wsd"}),
     "deep-thin": Lever("8 layers x 192 (3 heads, MLP 512) instead of 4 x 256 at about equal parameters", {"preset": None}, DEEP_THIN),
     "muon-bf16-matmul": Lever("Muon and bf16 matmuls together", {"optimizer": "muon", "precision": "bf16-matmul"}),
+    "value-chars": Lever("string contents in state values one token per character (model.value_chars), same trajectories; "
+                         "held-out loss is per token of a longer tokenization: compare next-state and CruxEval",
+                         pack={"value_chars": True}),
 }
 
 RESULTS_DIR = Path("results/ablations")
@@ -191,10 +200,19 @@ def _programs(folder: Path) -> set[str]:
     return out
 
 
-def prepare_data(s: Settings, say: Say) -> Dataset:
-    """Build (or reuse) the protocol's fixed data: training shards, packed sequences, next-state set."""
+def prepare_data(s: Settings, say: Say, pack: dict[str, Any] | None = None) -> Dataset:
+    """Build (or reuse) the protocol's fixed data: training shards, packed sequences, next-state set.
+
+    `pack`: a lever's packing options (`PACK_OPTIONS`); the same trajectories are packed into a folder of
+    their own, named with each option's suffix.
+    """
     from train import data
     from train.manifest import Manifest
+
+    pack = {k: v for k, v in (pack or {}).items() if v}
+    unknown = set(pack) - set(PACK_OPTIONS)
+    if unknown:
+        raise AblationError(f"unknown packing options {sorted(unknown)}; known: {', '.join(PACK_OPTIONS)}")
 
     if not (s.tokenizer / "tokenizer.json").is_file() and not (s.tokenizer / "tokenizer_config.json").is_file():
         raise AblationError(f"no tokenizer in {s.tokenizer}: give --tokenizer a Hugging Face tokenizer folder (e.g. checkpoints/default)")
@@ -206,14 +224,17 @@ def prepare_data(s: Settings, say: Say) -> Dataset:
     train_dir = root / f"{synth_dir.name}-minus-{ns_dir.name}"
     filtered = _filtered(synth_dir, train_dir, _programs(ns_dir), say)
     tok_sha = data.tokenizer_sha256(s.tokenizer)
-    packed = root / f"packed-{train_dir.name}-L{s.seq_len}-h{s.heldout_fraction}-tok{tok_sha[:10]}"
+    suffix = "".join(PACK_OPTIONS[k][1] for k in sorted(pack))
+    packed = root / f"packed-{train_dir.name}-L{s.seq_len}-h{s.heldout_fraction}-tok{tok_sha[:10]}{suffix}"
     pack_argv = ["python", "-m", "train.data", str(train_dir), str(packed), "--tokenizer", str(s.tokenizer),
-                 "--seq-len", str(s.seq_len), "--heldout-fraction", str(s.heldout_fraction)]  # fmt: skip
+                 "--seq-len", str(s.seq_len), "--heldout-fraction", str(s.heldout_fraction),
+                 *(PACK_OPTIONS[k][0] for k in sorted(pack))]  # fmt: skip
     commands.append(shlex.join(pack_argv))
-    if not (data.is_packed(packed) and Manifest.load(packed).tokenizer_sha256 == tok_sha):
+    value_chars = bool(pack.get("value_chars"))
+    if not (data.is_packed(packed) and (m := Manifest.load(packed)).tokenizer_sha256 == tok_sha and m.value_chars == value_chars):
         say(f"packing {train_dir} with the tokenizer of {s.tokenizer} into {packed}")
         data.pack(train_dir, packed, tokenizer_dir=s.tokenizer, seq_len=s.seq_len, heldout_fraction=s.heldout_fraction,
-                  workers=s.synth_workers, progress=s.progress)  # fmt: skip
+                  workers=s.synth_workers, progress=s.progress, value_chars=value_chars)  # fmt: skip
     manifest = json.loads((packed / "pack.json").read_text())
     manifest.pop("source", None)
     fingerprint = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()[:12]
@@ -226,6 +247,18 @@ def prepare_data(s: Settings, say: Say) -> Dataset:
 
 
 # ---- one lever --------------------------------------------------------------------------------------
+
+
+def lever_data(name: str, s: Settings, base: Dataset, say: Say) -> Dataset:
+    """The data lever `name` trains on: the baseline's, or the same trajectories packed its way (recording the
+    baseline's fingerprint, so the table knows the rows share their trajectories)."""
+    lever = lever_options(name)
+    if not any(lever.pack.values()):
+        return base
+    ds = prepare_data(s, say, lever.pack)
+    say(f"[{name}] data {ds.fingerprint}: {ds.info['train_tokens'] or 0:,} training tokens, packed with {lever.pack}")
+    ds.info |= {"base_fingerprint": base.fingerprint, "pack": dict(lever.pack)}
+    return ds
 
 
 def lever_options(name: str) -> Lever:
@@ -325,7 +358,7 @@ def training_record(name: str, cfg: Any, s: Settings, ds: Dataset, summary: dict
 
     lever = lever_options(name)
     return {
-        "lever": name, "about": lever.about, "options": BASELINE_OPTIONS | lever.options,
+        "lever": name, "about": lever.about, "options": BASELINE_OPTIONS | lever.options, "pack": dict(lever.pack),
         "shape": (json.loads(Path(cfg.config_file).read_text()) if cfg.config_file else None),
         "params": summary["params"], "steps": summary["steps"], "tokens_seen": summary["tokens_seen"],
         "tokens_per_s": summary["tokens_per_s"], "train_seconds": summary["elapsed_s"], "epochs": summary["epochs"],
@@ -410,7 +443,7 @@ def render_table(records: list[dict[str, Any]]) -> str:
                                         f"{cx['passed']}/{cx['n']}" if cx else "–"]) + " |")  # fmt: skip
     first = records[0]
     s = first["settings"]
-    same = {(r["data"]["fingerprint"], r["settings"]["budget_min"], r["settings"]["threads"]) for r in records}
+    same = {(r["data"].get("base_fingerprint", r["data"]["fingerprint"]), r["settings"]["budget_min"], r["settings"]["threads"]) for r in records}
     stops = next((r["next_state"]["overall"].get("stops") for r in records if r.get("next_state")), None)
     notes = [
         "",
@@ -421,6 +454,11 @@ def render_table(records: list[dict[str, Any]]) -> str:
         f"match of the whole state on {stops or s['next_state_limit']} held-out states (`--limit {s['next_state_limit']} --seed {s['next_state_seed']}`), "
         f"overall and per action. CruxEval-O: passed of the first {s['cruxeval_limit']} problems (step_return posing, greedy).",
     ]  # fmt: skip
+    repacked = [f"`{r['lever']}` (packed with {', '.join(PACK_OPTIONS[k][0] for k in sorted(r['data']['pack']) if k in PACK_OPTIONS)}: "
+                f"fingerprint `{r['data']['fingerprint']}`, {r['data'].get('train_tokens') or 0:,} training tokens)"
+                for r in records if r["data"].get("base_fingerprint") and r["data"].get("pack")]  # fmt: skip
+    if repacked:
+        notes.append("The same trajectories packed another way: " + "; ".join(repacked) + ".")
     if len(same) > 1:
         notes.append("**Warning:** these rows do not share the same data, budget and threads: compare only rows that do "
                      "(see each `results/ablations/<lever>.json`).")  # fmt: skip
@@ -457,7 +495,7 @@ def ablate(levers: list[str], s: Settings, results: Path, notes: Path | None, sa
     ds = prepare_data(s, say)
     say(f"data {ds.fingerprint}: {ds.info['train_tokens'] or 0:,} training tokens, {ds.info['heldout_sequences'] or 0} held-out sequences "
         f"({ds.info['filter']['dropped']} trajectories of evaluation programs removed)")  # fmt: skip
-    records = [run_lever(name, s, ds, results, say) for name in levers]
+    records = [run_lever(name, s, lever_data(name, s, ds, say), results, say) for name in levers]
     if notes is not None:
         update_notes(notes, render_table(read_records(results)))
     return records
