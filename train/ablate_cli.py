@@ -50,7 +50,7 @@ def ablate(
 
     if list_levers:
         for name, lever in ab.LEVERS.items():
-            typer.echo(f"{name:18} {lever.about}   {lever.options or ''}")
+            typer.echo(f"{name:18} {lever.about}   {lever.options or ''}{'  packed with ' + str(lever.pack) if lever.pack else ''}")
         return
     if table_only:
         if notes is None:
