@@ -8,6 +8,7 @@ previous state (so the stack stays consistent).
 """
 from __future__ import annotations
 
+import string
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -119,14 +120,39 @@ def close_text(text: str, constraint: "RegexConstraint | CheckedConstraint", clo
     """The longest prefix of `text` that one short closer (a quote, a brace, ``..}``...) makes a full match.
 
     For a prediction cut off by its token budget (e.g. an untrained model that never closes a
-    string): the result is well formed, with the unfinished value truncated. None when no cut
-    point works.
+    string): the result is well formed, with the unfinished value truncated. When no closer works at
+    any cut (a grammar that still needs required keys), the longest allowed prefix is filled
+    character by character (`_fill`). None when neither works.
     """
+    longest = None
     for cut in range(len(text), -1, -1):
         head = text[:cut]
         if not constraint.allows(head):
             continue
+        longest = head if longest is None else longest
         for closer in closers:
             if constraint.complete(head + closer):
                 return head + closer
+    return None if longest is None else _fill(longest, constraint, closers)
+
+
+FILL_CHARS = '"}])0,:<|>' + string.ascii_lowercase + "_" + string.ascii_uppercase + string.digits + "'.[({ -"
+FILL_LIMIT = 96  # characters a fill may add
+
+
+def _fill(head: str, constraint: "RegexConstraint | CheckedConstraint", closers: tuple[str, ...]) -> str | None:
+    """`head` completed one character at a time, each the first of `FILL_CHARS` the grammar allows, until a
+    closer finishes it: for a grammar that needs more than a closer (``inv_step_call``'s required
+    parameters: ``,"b":"0"}``). None when it does not finish within `FILL_LIMIT` characters."""
+    text = head
+    for _ in range(FILL_LIMIT):
+        for closer in closers:
+            if constraint.complete(text + closer):
+                return text + closer
+        for char in FILL_CHARS:
+            if constraint.allows(text + char):
+                text += char
+                break
+        else:
+            return None
     return None

@@ -61,3 +61,21 @@ def test_close_text_truncates_an_unfinished_value(recorded_states: list) -> None
     assert closed is not None and closed.startswith(cut[:-3]) and constraint.complete(closed)
     state = lang.parse_state(closed, previous, PROGRAM)
     assert state.top is not None and state.top.line == 15
+
+
+def test_close_text_fills_in_what_the_grammar_still_requires() -> None:
+    """inv_step_call's grammar needs every parameter: a cut after the first is completed, not dropped."""
+    from model.constraints import InverseCallConstraint
+    from model.repr_check import CheckedConstraint
+    from protocol.debugger import Frame, ReturnValue, State, StopReason
+
+    program = "def f(a, b):\n    return a\n\nresult = f(1, 2)\n"
+    later = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=4, source="result = f(1, 2)")],
+                  return_value=ReturnValue(name="f", value="1"))
+    constraint = CheckedConstraint(InverseCallConstraint.or_state(program, later), program)
+    cut = f'{lang.REASON_STEP}{lang.FRAME_SEP}<module>{lang.LINE_SEP}4{{..}}{lang.CALL_SEP}f{lang.LINE_SEP}2{{"a":"[1, 2'
+    assert constraint.allows(cut)
+    closed = close_text(cut, constraint)
+    assert closed is not None and constraint.complete(closed) and closed.startswith(cut)
+    state = lang.parse_state(closed, later, program)
+    assert state.top is not None and set(state.top.locals) == {"a", "b"} and state.top.locals["a"] == "[1, 2]"
