@@ -14,9 +14,10 @@ entry line), the names that may appear there in order, and which of them must:
 - ``__class__`` (the cell ``super()`` uses) never appears (a dunder, and a class).
 
 `entry_locals_regex` turns one spec into the locals part of the state grammar
-(`model.language.FULL_LOCALS_RE` narrowed to those keys in that order). It narrows two predictions:
-a forward step into a new call (`model.flow_regex`), and ``inv_step_call``, whose answer is exactly
-such a first stop (CruxEval-I's arguments; `model.constraints.InverseCallConstraint`).
+(`model.language.FULL_LOCALS_RE` narrowed to those keys in that order). It narrows ``inv_step_call``,
+whose answer is exactly such a first stop (CruxEval-I's arguments;
+`model.constraints.InverseCallConstraint`). Forward steps into a call are not narrowed: measured on
+CruxEval-O, a model forced off the keys it wanted wrote values that never ended (docs/inference.md).
 """
 from __future__ import annotations
 

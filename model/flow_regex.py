@@ -2,8 +2,7 @@
 
 `flow_state_regex(program, previous, flow)` is `model.language.state_regex` with the stack part
 replaced per reason: `<|reason_step|>` only with the flow's step shapes (each frame's line from the
-allowed set, kept frames on their exact line, a new frame only where a call can start one, and
-on a function's first line with its parameters as locals: `model.entry_locals`),
+allowed set, kept frames on their exact line, a new frame only where a call can start one),
 `<|reason_breakpoint|>` only with the top frame on a breakpoint line, `<|reason_exception|>` any
 stack, `<|reason_entry|>` never after a forward action, and the endings other than `<|exit_never|>`
 only where the program may end. Frame markers follow the language's rule 2 (`<|frame_sep|>` for a
@@ -14,10 +13,9 @@ engines take it as is).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from model import language as lang
-from model.entry_locals import EntryLocals, entry_locals, entry_locals_regex
 from model.flow import AnyStack, Continue, FlowSet, Push, Shape
 from protocol.debugger import Ending, Frame, State
 
@@ -37,22 +35,15 @@ def _kept(old: list[Frame], depth: int) -> str:
     return "".join(f"{re.escape(lang.FRAME_SEP)}{re.escape(f.name)}{re.escape(lang.LINE_SEP)}{f.line}{_LOCALS_ANY}" for f in old[:depth])
 
 
-def _frame(marker: str, name: str, lines: Iterable[int], entry: Mapping[tuple[str, int], EntryLocals] | None = None) -> str:
-    """One frame on one of `lines`; a new frame (`CALL_SEP`) on a function's first line shows its `entry` locals."""
+def _frame(marker: str, name: str, lines: Iterable[int]) -> str:
     lines = set(lines)
     if not lines:
         return ""
-    head = f"{re.escape(marker)}{re.escape(name)}{re.escape(lang.LINE_SEP)}"
-    if marker == lang.FRAME_SEP:
-        return f"{head}{_lines(lines)}{_LOCALS_ANY}"
-    specs = {line: entry[(name, line)] for line in lines if (name, line) in entry} if entry else {}
-    options = [f"{line}{entry_locals_regex(spec)}" for line, spec in sorted(specs.items())]
-    if lines - set(specs):
-        options.append(f"{_lines(lines - set(specs))}{lang.FULL_LOCALS_RE}")
-    return head + (options[0] if len(options) == 1 else _alt(options))
+    locals_re = _LOCALS_ANY if marker == lang.FRAME_SEP else lang.FULL_LOCALS_RE
+    return f"{re.escape(marker)}{re.escape(name)}{re.escape(lang.LINE_SEP)}{_lines(lines)}{locals_re}"
 
 
-def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, entry: Mapping[tuple[str, int], EntryLocals]) -> str:
+def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo) -> str:
     if isinstance(shape, Continue):
         if shape.depth >= len(old) or not shape.lines:
             return ""
@@ -62,7 +53,7 @@ def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, entry: Mappin
         options = []
         for name, lines in sorted(shape.frames, key=lambda f: f[0]):
             continues = shape.depth < len(old) and old[shape.depth].name == name and old[shape.depth].file is None
-            options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines, entry))
+            options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines))
         body = _alt(o for o in options if o)
         return _kept(old, shape.depth) + body if body else ""
     return _any_stack(shape, old, info)
@@ -112,11 +103,10 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
     if not info.lines_by_name:
         return lang.state_regex(program, previous, include_end=include_end)
     old = list(reversed(previous.frames))
-    entry = entry_locals(program)
     running = []
     for token, shapes in ((lang.REASON_STEP, flow.step), (lang.REASON_BREAKPOINT, flow.breakpoint),
                           (lang.REASON_EXCEPTION, flow.exception)):  # fmt: skip
-        stacks = _alt(s for s in (_shape(shape, old, info, entry) for shape in shapes) if s)
+        stacks = _alt(s for s in (_shape(shape, old, info) for shape in shapes) if s)
         if stacks:
             running.append(re.escape(token) + stacks)
     endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]]
