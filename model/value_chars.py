@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from model.confidence import json_string_end
 from model.language import _SPLIT_RE, LINE_SEP, RETURN_SEP, SPECIAL_TOKENS
 
 VALUE_CHARS_KEY = "neural_debugger_value_chars"  # in tokenizer_config.json: true = this model's data was packed so
@@ -91,18 +92,10 @@ def write_value_chars(folder: str | Path, on: bool) -> None:
 
 def _json_string_end(text: str, start: int) -> int | None:
     """Index just past the JSON string opening at `start`; None when there is none or it is not closed."""
-    if text[start : start + 1] != '"':
+    try:
+        return json_string_end(text, start)
+    except ValueError:
         return None
-    i = start + 1
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == '"':
-            return i + 1
-        i += 1
-    return None
 
 
 def _value_bodies(text: str, partial: bool) -> Iterator[tuple[int, int, bool]]:
