@@ -82,12 +82,15 @@ class InverseCallConstraint(RegexConstraint):
     @classmethod
     def or_state(cls, program: str, later: "State") -> RegexConstraint:
         """The narrowed constraint, or `StateConstraint` when the first stop cannot be placed statically."""
+        import re
+
         from model.entry_locals import inverse_call_regex
+        from model.language import STATE_END
 
         body = inverse_call_regex(program, later, include_end=False)
         if body is None:
             return StateConstraint(program, later)
-        return cls(body, inverse_call_regex(program, later, include_end=True) or body)
+        return cls(body, body + re.escape(STATE_END))
 
 
 def state_constraint(program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None, *,

@@ -25,12 +25,14 @@ import ast
 import itertools
 import re
 import symtable
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from model import language as lang
+from model.flow import decorator_name
+from model.flow_regex import alt, kept_frames
+from protocol.debugger import display_key
 
 if TYPE_CHECKING:
     from protocol.debugger import State
@@ -50,13 +52,6 @@ class EntryLocals:
     def allows(self, keys: list[str]) -> bool:
         """Whether a first stop showing `keys` (in order) fits the spec."""
         return self.required <= set(keys) and keys == [n for n in self.names if n in keys]
-
-
-def display_key(name: str) -> tuple[int, str]:
-    """pydevd's ``sorted_attributes_key``: plain names, then ``_x``, then ``__x``, then dunders."""
-    if name.startswith("__"):
-        return (3, name) if name.endswith("__") else (2, name)
-    return (1, name) if name.startswith("_") else (0, name)
 
 
 def _is_dunder(name: str) -> bool:
@@ -83,14 +78,6 @@ def _maybe_hidden(arg: ast.arg, default: ast.expr | None, called: set[str], firs
     return isinstance(default, (ast.Name, ast.Attribute, ast.Lambda))
 
 
-def _decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    names = set()
-    for d in node.decorator_list:
-        target = d.func if isinstance(d, ast.Call) else d
-        names.add(target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", ""))
-    return names
-
-
 def signature_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, frees: frozenset[str]) -> EntryLocals | None:
     """The spec of one function node with its free variables (None: too many optional names)."""
     args = node.args
@@ -101,7 +88,7 @@ def signature_locals(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, 
     pairs += [(a, None) for a in (args.vararg, args.kwarg) if a is not None]
     body = node.body if isinstance(node.body, list) else [node.body]
     called = {n.func.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    classmethod_ = not isinstance(node, ast.Lambda) and "classmethod" in _decorator_names(node)
+    classmethod_ = not isinstance(node, ast.Lambda) and any(decorator_name(d) == "classmethod" for d in node.decorator_list)
     required: set[str] = set()
     names: set[str] = set()
     for index, (arg, default) in enumerate(pairs):
@@ -190,34 +177,26 @@ def inverse_call_regex(program: str, later: "State", *, include_end: bool = True
     specs, unknown = _entry_specs(program)
     old = list(reversed(later.frames))
     line_sep = re.escape(lang.LINE_SEP)
-    kept = "".join(f"{re.escape(lang.FRAME_SEP)}{re.escape(f.name)}{line_sep}{f.line}{_LOCALS_ANY}" for f in old[:-1])
+    kept = kept_frames(old, len(old) - 1)
     top = old[-1]
     if later.return_value is not None:
         name = later.return_value.name.rsplit(".", 1)[-1]
         caller_lines = info.lines_of(top.name) or frozenset({top.line})
-        caller = f"{re.escape(lang.FRAME_SEP)}{re.escape(top.name)}{line_sep}{_alternatives(str(n) for n in sorted(caller_lines))}{_LOCALS_ANY}"
+        caller = f"{re.escape(lang.FRAME_SEP)}{re.escape(top.name)}{line_sep}{alt(str(n) for n in sorted(caller_lines))}{lang.LOCALS_ANY_RE}"
         firsts = _firsts(specs, name)
         if not firsts or name in unknown:
             return None
-        stack = kept + caller + re.escape(lang.CALL_SEP) + re.escape(name) + line_sep + _alternatives(firsts)
+        stack = kept + caller + re.escape(lang.CALL_SEP) + re.escape(name) + line_sep + alt(firsts)
     else:
         if top.name == "<module>":
             return None
         firsts = _firsts(specs, top.name, delta=True)
         if not firsts or top.name in unknown:
             return None
-        stack = kept + re.escape(lang.FRAME_SEP) + re.escape(top.name) + line_sep + _alternatives(firsts)
+        stack = kept + re.escape(lang.FRAME_SEP) + re.escape(top.name) + line_sep + alt(firsts)
     tail = f"(?:{re.escape(lang.STDOUT)}{lang.JSON_STRING_RE})?"
     end = re.escape(lang.STATE_END) if include_end else ""
     return re.escape(lang.REASON_TOKENS[StopReason.STEP]) + stack + tail + end
-
-
-_LOCALS_ANY = f"(?:{lang.FULL_LOCALS_RE}|{lang.DELTA_LOCALS_RE})"
-
-
-def _alternatives(items: Iterable[str]) -> str:
-    items = list(items)
-    return items[0] if len(items) == 1 else "(?:" + "|".join(items) + ")"
 
 
 def _firsts(specs: dict[tuple[str, int], EntryLocals], name: str, delta: bool = False) -> list[str]:

@@ -610,7 +610,7 @@ def _link(tree: ast.Module, scopes: list[ScopeFlow], code: types.CodeType) -> Pr
         if scope.kind == "function":
             decorated = bool(node.decorator_list)  # type: ignore[attr-defined]
             dunder = scope.name.startswith("__") and scope.name.endswith("__") and scope.name not in INIT_METHODS
-            prop = any(_decorator_name(d) in ("property", "setter", "getter", "deleter", "cached_property")
+            prop = any(decorator_name(d) in ("property", "setter", "getter", "deleter", "cached_property")
                        for d in node.decorator_list)  # type: ignore[attr-defined]  # fmt: skip
             if dunder or prop:
                 anywhere.add(spec)
@@ -639,7 +639,7 @@ def _linestarts(code: types.CodeType) -> Iterable[tuple[int, int]]:
     return ((offset, line) for offset, line in dis.findlinestarts(code) if line is not None)
 
 
-def _decorator_name(node: ast.AST) -> str:
+def decorator_name(node: ast.AST) -> str:
     if isinstance(node, ast.Call):
         node = node.func
     if isinstance(node, ast.Attribute):
@@ -659,7 +659,7 @@ def _init_scopes(name: str, classes: dict[str, tuple[ast.ClassDef, ScopeFlow]], 
     node, _ = classes[name]
     found = [s for init in INIT_METHODS for s in functions.get(init, []) if _defined_in(s.node, node)]
     for base in node.bases:
-        base_name = _decorator_name(base)
+        base_name = decorator_name(base)
         if base_name:
             found += _init_scopes(base_name, classes, functions, seen)
     return found

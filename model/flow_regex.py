@@ -19,27 +19,28 @@ from model import language as lang
 from model.flow import AnyStack, Continue, FlowSet, Push, Shape
 from protocol.debugger import Ending, Frame, State
 
-_LOCALS_ANY = f"(?:{lang.FULL_LOCALS_RE}|{lang.DELTA_LOCALS_RE})"
 
 
-def _alt(items: Iterable[str]) -> str:
+def alt(items: Iterable[str]) -> str:
+    """One regex group of the alternatives (empty when there are none)."""
     items = list(items)
     return "(?:" + "|".join(items) + ")" if items else ""
 
 
 def _lines(lines: Iterable[int]) -> str:
-    return _alt(str(n) for n in sorted(set(lines)))
+    return alt(str(n) for n in sorted(set(lines)))
 
 
-def _kept(old: list[Frame], depth: int) -> str:
-    return "".join(f"{re.escape(lang.FRAME_SEP)}{re.escape(f.name)}{re.escape(lang.LINE_SEP)}{f.line}{_LOCALS_ANY}" for f in old[:depth])
+def kept_frames(old: list[Frame], depth: int) -> str:
+    """The previous stack's frames ``0..depth-1`` (outermost first) unchanged: each continued on its line."""
+    return "".join(f"{re.escape(lang.FRAME_SEP)}{re.escape(f.name)}{re.escape(lang.LINE_SEP)}{f.line}{lang.LOCALS_ANY_RE}" for f in old[:depth])
 
 
 def _frame(marker: str, name: str, lines: Iterable[int]) -> str:
     lines = set(lines)
     if not lines:
         return ""
-    locals_re = _LOCALS_ANY if marker == lang.FRAME_SEP else lang.FULL_LOCALS_RE
+    locals_re = lang.LOCALS_ANY_RE if marker == lang.FRAME_SEP else lang.FULL_LOCALS_RE
     return f"{re.escape(marker)}{re.escape(name)}{re.escape(lang.LINE_SEP)}{_lines(lines)}{locals_re}"
 
 
@@ -48,14 +49,14 @@ def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo) -> str:
         if shape.depth >= len(old) or not shape.lines:
             return ""
         head = _frame(lang.FRAME_SEP, old[shape.depth].name, shape.lines)
-        return _kept(old, shape.depth) + head
+        return kept_frames(old, shape.depth) + head
     if isinstance(shape, Push):
         options = []
         for name, lines in sorted(shape.frames, key=lambda f: f[0]):
             continues = shape.depth < len(old) and old[shape.depth].name == name and old[shape.depth].file is None
             options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines))
-        body = _alt(o for o in options if o)
-        return _kept(old, shape.depth) + body if body else ""
+        body = alt(o for o in options if o)
+        return kept_frames(old, shape.depth) + body if body else ""
     return _any_stack(shape, old, info)
 
 
@@ -69,7 +70,7 @@ def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo) -> str
         return set(lines) & set(shape.top_lines) if shape.top_lines is not None else set(lines)
 
     def new_frame(located: list[str]) -> str:
-        return f"{re.escape(lang.CALL_SEP)}{_alt(located)}{lang.FULL_LOCALS_RE}" if located else ""
+        return f"{re.escape(lang.CALL_SEP)}{alt(located)}{lang.FULL_LOCALS_RE}" if located else ""
 
     line_sep = re.escape(lang.LINE_SEP)
     new_any = new_frame([f"{re.escape(n)}{line_sep}{_lines(ls)}" for n, ls in sorted(by_name.items()) if ls])
@@ -86,13 +87,13 @@ def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo) -> str
         own = info.lines_of(frame.name) or frozenset()
         here = _frame(lang.FRAME_SEP, frame.name, top_lines(frame.name, own))
         if not restricted and here:  # the frame, then any frames
-            options.append(_kept(old, depth) + here + (f"(?:{new_any}){'*' if most is None else f'{{0,{most}}}'}" if new_any else ""))
+            options.append(kept_frames(old, depth) + here + (f"(?:{new_any}){'*' if most is None else f'{{0,{most}}}'}" if new_any else ""))
             continue
         if here:
-            options.append(_kept(old, depth) + here)
+            options.append(kept_frames(old, depth) + here)
         if pushed and own:
-            options.append(_kept(old, depth) + _frame(lang.FRAME_SEP, frame.name, own) + pushed)
-    return _alt(options)
+            options.append(kept_frames(old, depth) + _frame(lang.FRAME_SEP, frame.name, own) + pushed)
+    return alt(options)
 
 
 def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_end: bool = True) -> str:
@@ -106,15 +107,15 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
     running = []
     for token, shapes in ((lang.REASON_STEP, flow.step), (lang.REASON_BREAKPOINT, flow.breakpoint),
                           (lang.REASON_EXCEPTION, flow.exception)):  # fmt: skip
-        stacks = _alt(s for s in (_shape(shape, old, info) for shape in shapes) if s)
+        stacks = alt(s for s in (_shape(shape, old, info) for shape in shapes) if s)
         if stacks:
             running.append(re.escape(token) + stacks)
     endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]]
-    running.append(_alt(re.escape(t) for t in endings) + "(?:-?[0-9]{1,9})?")
-    name_re = _alt(re.escape(n) for n in sorted(info.names or ())) or lang.GENERIC_NAME_RE
+    running.append(alt(re.escape(t) for t in endings) + "(?:-?[0-9]{1,9})?")
+    name_re = alt(re.escape(n) for n in sorted(info.names or ())) or lang.GENERIC_NAME_RE
     tail = (
         f"(?:{re.escape(lang.RETURN_SEP)}{name_re}(?:\\.{name_re})?{lang.JSON_STRING_RE})?"
         f"(?:{re.escape(lang.EXCEPTION_SEP)}{lang.EXCEPTION_TYPE_RE}{lang.JSON_STRING_RE})?"
         f"(?:{re.escape(lang.STDOUT)}{lang.JSON_STRING_RE})?"
     )
-    return _alt(running) + tail + (re.escape(lang.STATE_END) if include_end else "")
+    return alt(running) + tail + (re.escape(lang.STATE_END) if include_end else "")

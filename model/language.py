@@ -736,6 +736,7 @@ JSON_STRING_RE = r'"(?:[^"\\|\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
 _PAIR_RE = JSON_STRING_RE + ":" + JSON_STRING_RE
 FULL_LOCALS_RE = r"\{(?:" + _PAIR_RE + r"(?:," + _PAIR_RE + r")*)?\}"
 DELTA_LOCALS_RE = r"\{(?:" + _PAIR_RE + r",)*\.\.\}"
+LOCALS_ANY_RE = f"(?:{FULL_LOCALS_RE}|{DELTA_LOCALS_RE})"  # a continued frame's locals: in full or as a delta
 GENERIC_NAME_RE = r'[^"{}|\s]+'
 EXCEPTION_TYPE_RE = r"[A-Za-z_][A-Za-z0-9_.]*"
 
@@ -805,7 +806,6 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
     module_infos = {path: program_info(text) for path, text in sorted((modules or {}).items())}
     all_names = set(info.names or ()) | {n for m in module_infos.values() for n in (m.names or ())}
     name_re = _alternation([re.escape(n) for n in sorted(all_names)], GENERIC_NAME_RE) if info.names else GENERIC_NAME_RE
-    locals_any = f"(?:{FULL_LOCALS_RE}|{DELTA_LOCALS_RE})"
     if info.lines_by_name:  # a frame stops only on lines of a code object of its name
         located = _alternation([f"{re.escape(name)}{re.escape(LINE_SEP)}{_lines_re(lines)}"
                                 for name, lines in sorted(info.lines_by_name.items())], "")  # fmt: skip
@@ -828,12 +828,12 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
             if where is None:
                 break
             head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(SRC_SEP + json_string(frame.file) + LINE_SEP)}"
-            starts.append(f"{kept}{head}{_lines_re(where.lines_of(frame.name))}{locals_any}")
-            kept += f"{head}{frame.line}{locals_any}"
+            starts.append(f"{kept}{head}{_lines_re(where.lines_of(frame.name))}{LOCALS_ANY_RE}")
+            kept += f"{head}{frame.line}{LOCALS_ANY_RE}"
             continue
         head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(LINE_SEP)}"
-        starts.append(f"{kept}{head}{_lines_re(info.lines_of(frame.name))}{locals_any}")
-        kept += f"{head}{frame.line}{locals_any}"
+        starts.append(f"{kept}{head}{_lines_re(info.lines_of(frame.name))}{LOCALS_ANY_RE}")
+        kept += f"{head}{frame.line}{LOCALS_ANY_RE}"
     reasons = [REASON_STEP, REASON_BREAKPOINT, REASON_EXCEPTION, REASON_ENTRY]  # entry: the start, or an inverse step to it
     running = _alternation([re.escape(r) for r in reasons], "") + _alternation(starts, "") + f"(?:{new_frame})*"
     endings = _alternation([re.escape(t) for t in (*ENDING_TOKENS.values(), EXITED)], "") + "(?:-?[0-9]{1,9})?"

@@ -639,7 +639,7 @@ class NeuralDebugger:
         return self._header_ids
 
     def _encode(self, text: str) -> list[int]:
-        return encode_text(self.tokenizer, text)  # as the model was trained: with value chars when it has the flag
+        return encode_text(self.tokenizer, text, self._value_chars)  # as the model was trained: value chars when it has the flag
 
     def _special_id(self, token: str) -> int:
         token_id = self.tokenizer.convert_tokens_to_ids(token)

@@ -30,9 +30,9 @@ from typing import Any
 
 from model.confidence import json_string_end
 from model.language import _SPLIT_RE, LINE_SEP, RETURN_SEP, SPECIAL_TOKENS
+from model.tokenizer import CONFIG_FILE
 
 VALUE_CHARS_KEY = "neural_debugger_value_chars"  # in tokenizer_config.json: true = this model's data was packed so
-CONFIG_FILE = "tokenizer_config.json"
 
 _SPECIAL = frozenset(SPECIAL_TOKENS)
 _LOCALS_START = re.compile(r"[0-9]+\{")  # a frame's line number and the locals object that follows it

@@ -25,6 +25,14 @@ def normalize_repr(text: str) -> str:
     return ADDRESS_RE.sub(ADDRESS_PLACEHOLDER, text)
 
 
+def display_key(name: str) -> tuple[int, str]:
+    """debugpy's order of a frame's variables (pydevd's ``sorted_attributes_key``): plain names, then ``_x``,
+    then ``__x``, then dunders, each group sorted."""
+    if name.startswith("__"):
+        return (3, name) if name.endswith("__") else (2, name)
+    return (1, name) if name.startswith("_") else (0, name)
+
+
 class StopReason(str, Enum):
     """Why the debugger stopped; the first four are DAP `stopped` reasons, `exited` ends a session."""
 

@@ -56,7 +56,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from protocol.debugger import Action, ActionKind, Ending, ExceptionInfo, Frame, ReturnValue, State, StopReason
+from protocol.debugger import Action, ActionKind, Ending, ExceptionInfo, Frame, ReturnValue, State, StopReason, display_key
 from protocol.source_text import read_source
 from tracegen.sandbox import Limits, run_traced
 from tracegen.trace import CALL, EXCEPTION, LINE, RETURN, ProgramTrace, parse_trace
@@ -373,7 +373,7 @@ class ReplaySession:
             return {}
         if len(rets) == 1:
             return dict(rets)
-        return {name: rets[name] for name in sorted(rets, key=_attr_key)}
+        return {name: rets[name] for name in sorted(rets, key=display_key)}
 
     def _finish_stop(self, i: int, top: int, top_line: int, state: State) -> State:
         self.cursor.pos = i
@@ -393,7 +393,7 @@ class ReplaySession:
             fresh.pop(fid, None)
         if not current:
             return None
-        name = next(iter(current)) if len(current) == 1 else max(current, key=_attr_key)
+        name = next(iter(current)) if len(current) == 1 else max(current, key=display_key)
         events = self.trace.events
         k = current[name]
         updates = events[at].updates if at is not None else None
@@ -460,13 +460,6 @@ def _fast_model(cls, values: dict):  # noqa: ANN001, ANN202
 
 _new = object.__new__
 _setattr = object.__setattr__
-
-
-def _attr_key(name: str) -> tuple[int, str]:
-    """pydevd's ``sorted_attributes_key``: plain names, then ``_x``, then ``__x``, then dunders."""
-    if name.startswith("__"):
-        return (3, name) if name.endswith("__") else (2, name)
-    return (1, name) if name.startswith("_") else (0, name)
 
 
 def split_breakpoints(trace: ProgramTrace, breakpoints: Sequence[Breakpoint]) -> tuple[frozenset[int], frozenset[tuple[str, int]]]:

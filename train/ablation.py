@@ -230,11 +230,12 @@ def prepare_data(s: Settings, say: Say, pack: dict[str, Any] | None = None) -> D
                  "--seq-len", str(s.seq_len), "--heldout-fraction", str(s.heldout_fraction),
                  *(PACK_OPTIONS[k][0] for k in sorted(pack))]  # fmt: skip
     commands.append(shlex.join(pack_argv))
-    value_chars = bool(pack.get("value_chars"))
-    if not (data.is_packed(packed) and (m := Manifest.load(packed)).tokenizer_sha256 == tok_sha and m.value_chars == value_chars):
+    options = {k: bool(pack.get(k)) for k in PACK_OPTIONS}  # every option, off unless the lever sets it
+    if not (data.is_packed(packed) and (m := Manifest.load(packed)).tokenizer_sha256 == tok_sha
+            and all(getattr(m, k) == on for k, on in options.items())):  # fmt: skip
         say(f"packing {train_dir} with the tokenizer of {s.tokenizer} into {packed}")
         data.pack(train_dir, packed, tokenizer_dir=s.tokenizer, seq_len=s.seq_len, heldout_fraction=s.heldout_fraction,
-                  workers=s.synth_workers, progress=s.progress, value_chars=value_chars)  # fmt: skip
+                  workers=s.synth_workers, progress=s.progress, **options)  # fmt: skip
     manifest = json.loads((packed / "pack.json").read_text())
     manifest.pop("source", None)
     fingerprint = hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()[:12]
