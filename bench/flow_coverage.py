@@ -6,7 +6,9 @@ one all-next script per program) and checks, for every forward step, that the re
 `model.flow.next_locations(...)` (the superset property). Reports the miss rate and, for `step`
 stops, the mean number of lines the top frame may stop on next to the program's executable lines.
 Also checks every recorded first stop of a new call against `model.entry_locals` (its locals are
-the function's parameters and free variables, in debugpy's order).
+the function's parameters and free variables, in debugpy's order), every recorded return value
+against `model.return_kinds`, and every recorded ``inv_step_call`` answer whose arguments
+`model.param_kinds` narrows against that grammar.
 
     .venv/bin/python -m bench.flow_coverage --synth 500 --seed 0 [--examples examples tests/programs] [--show 10]
 """
@@ -38,6 +40,10 @@ class Coverage:
     unconstrained_steps: int = 0
     entry_stops: int = 0  # first stops of a new call that `model.entry_locals` has a spec for
     entry_misses: list[dict] = field(default_factory=list)
+    returns: int = 0  # recorded return values of functions `model.return_kinds` types
+    return_misses: list[dict] = field(default_factory=list)
+    typed_calls: int = 0  # inv_step_call answers whose arguments `model.param_kinds` narrows
+    typed_call_misses: list[dict] = field(default_factory=list)
 
     @property
     def miss_rate(self) -> float:
@@ -51,7 +57,9 @@ class Coverage:
                 f"{self.steps} forward steps, misses {len(self.misses)} ({100 * self.miss_rate:.3f}%) [{per_action}]; "
                 f"step stops: {self.constrained_steps} constrained, {self.unconstrained_steps} unconstrained; "
                 f"mean allowed top lines {mean_allowed:.2f} vs {mean_lines:.1f} executable lines; "
-                f"first stops of a call: {self.entry_stops} checked, {len(self.entry_misses)} with other locals")  # fmt: skip
+                f"first stops of a call: {self.entry_stops} checked, {len(self.entry_misses)} with other locals; "
+                f"typed return values: {self.returns} checked, {len(self.return_misses)} of another kind; "
+                f"typed inverse calls: {self.typed_calls} checked, {len(self.typed_call_misses)} outside the grammar")  # fmt: skip
 
 
 def scripts_for(trace, rng: random.Random, per_program: int, max_steps: int) -> Iterable[tuple[list[int], list[State], list[Action]]]:  # noqa: ANN001
@@ -85,6 +93,7 @@ def check_program(source: str, rng: random.Random, cov: Coverage, *, per_program
     except FlowUnavailable:
         cov.unconstrained_programs += 1
     executable = len(trace.code_lines)
+    _check_inverse_calls(source, trace, cov, name)
     for breakpoints, states, actions in scripts_for(trace, rng, per_program, max_steps):
         for previous, action, state in zip(states, actions, states[1:]):
             flow = next_locations(source, previous, action, breakpoints)
@@ -96,6 +105,7 @@ def check_program(source: str, rng: random.Random, cov: Coverage, *, per_program
                                    "previous": [(f.name, f.line) for f in previous.frames], "reason": state.reason.value,
                                    "next": [(f.name, f.line) for f in state.frames], "flow": flow})  # fmt: skip
             _check_entry(source, previous, state, cov, name)
+            _check_return(source, state, cov, name)
             if state.reason is StopReason.STEP:
                 allowed = flow.top_lines(StopReason.STEP)
                 if allowed is None:
@@ -121,6 +131,45 @@ def _check_entry(source: str, previous: State, state: State, cov: Coverage, name
     cov.entry_stops += 1
     if not spec.allows(list(top.locals)):
         cov.entry_misses.append({"program": name, "frame": (top.name, top.line), "locals": list(top.locals), "spec": spec})
+
+
+def _check_return(source: str, state: State, cov: Coverage, name: str) -> None:
+    """A recorded return value has a kind `model.return_kinds` allows for its function."""
+    from model.return_kinds import return_kinds
+    from model.value_kinds import repr_fits
+
+    if state.return_value is None or any(f.file is not None for f in state.frames):
+        return
+    kinds = return_kinds(source).get(state.return_value.name.rsplit(".", 1)[-1])
+    if kinds is None:
+        return
+    cov.returns += 1
+    if not repr_fits(state.return_value.value, kinds):
+        cov.return_misses.append({"program": name, "function": state.return_value.name, "value": state.return_value.value[:60],
+                                  "kinds": sorted(kinds)})  # fmt: skip
+
+
+def _check_inverse_calls(source: str, trace, cov: Coverage, name: str) -> None:  # noqa: ANN001
+    """Every recorded inv_step_call answer whose arguments `model.param_kinds` narrows fits the grammar."""
+    import regex
+
+    from model import language as lang
+    from model.entry_locals import inverse_call_regex
+    from tracegen.trees import InverseChain
+
+    chain = InverseChain(trace, max_states=400)
+    for k in range(len(chain)):
+        j = chain.inverse(k, ActionKind.INV_STEP_CALL)
+        later = chain.states[k]
+        if j is None or later.return_value is None:
+            continue
+        pattern = inverse_call_regex(source, later)
+        if pattern is None or pattern == inverse_call_regex(source, later, typed=False):
+            continue
+        cov.typed_calls += 1
+        text = lang.render_state(chain.states[j], later)
+        if not regex.fullmatch(pattern, text, regex.DOTALL):
+            cov.typed_call_misses.append({"program": name, "function": later.return_value.name, "state": text[:200]})
 
 
 def synth_sources(count: int, seed: int) -> list[tuple[str, str]]:
@@ -157,6 +206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  MISS {miss['program']} {miss['action']} bps={miss['breakpoints']} {miss['previous']} -> {miss['reason']} {miss['next']}")
         for miss in cov.entry_misses[: args.show]:
             print(f"  ENTRY MISS {miss['program']} {miss['frame']} locals {miss['locals']} vs {miss['spec']}")
+        for miss in cov.return_misses[: args.show]:
+            print(f"  RETURN MISS {miss['program']} {miss['function']} returned {miss['value']} vs {miss['kinds']}")
+        for miss in cov.typed_call_misses[: args.show]:
+            print(f"  CALL MISS {miss['program']} {miss['function']}: {miss['state']}")
     return 0
 
 

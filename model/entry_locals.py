@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING
 from model import language as lang
 from model.flow import decorator_name
 from model.flow_regex import alt, kept_frames
+from model.param_kinds import bound_names, closed_program, param_starts
+from model.value_kinds import starts_value_regex
 from protocol.debugger import display_key
 
 if TYPE_CHECKING:
@@ -48,6 +50,7 @@ class EntryLocals:
 
     names: tuple[str, ...]
     required: frozenset[str]
+    starts: tuple[tuple[str, tuple[str, ...]], ...] = ()  # name -> its value's repr starts (`model.param_kinds`)
 
     def allows(self, keys: list[str]) -> bool:
         """Whether a first stop showing `keys` (in order) fits the spec."""
@@ -122,8 +125,10 @@ def _entry_specs(program: str) -> tuple[dict[tuple[str, int], EntryLocals], froz
     try:
         flow = program_flow(program)
         frees = _frees(program)
+        tree = ast.parse(program)
     except (FlowUnavailable, SyntaxError, ValueError, RecursionError, MemoryError):
         return {}, frozenset()
+    closed, shadowed = closed_program(tree), bound_names(tree)
     specs: dict[tuple[str, int], EntryLocals | None] = {}
     for scope in flow.scopes:
         node = scope.node
@@ -133,6 +138,9 @@ def _entry_specs(program: str) -> tuple[dict[tuple[str, int], EntryLocals], froz
             specs.update({(scope.name, line): None for line in scope.entry - {EXIT}})
             continue
         spec = signature_locals(node, frees.get((scope.name if scope.kind == "function" else "lambda", node.lineno), frozenset()))  # type: ignore[attr-defined]
+        if spec is not None and closed:
+            starts = param_starts(node, shadowed)  # type: ignore[arg-type]
+            spec = EntryLocals(spec.names, spec.required, tuple(sorted((n, s) for n, s in starts.items() if n in spec.names)))
         for line in scope.entry - {EXIT}:
             key = (scope.name, line)
             specs[key] = None if key in specs else spec  # shared by two code objects: unknown
@@ -145,29 +153,36 @@ def _entry_specs(program: str) -> tuple[dict[tuple[str, int], EntryLocals], froz
     return {key: spec for key, spec in specs.items() if spec is not None}, unknown
 
 
-def _pair(name: str) -> str:
-    return re.escape(lang.json_string(name)) + ":" + lang.JSON_STRING_RE
+def _pair(name: str, starts: dict[str, tuple[str, ...]]) -> str:
+    value = starts_value_regex(starts[name]) if name in starts else lang.JSON_STRING_RE
+    return re.escape(lang.json_string(name)) + ":" + value
 
 
-def entry_locals_regex(spec: EntryLocals) -> str:
-    """The full-locals object of a first stop: the required names and any of the optional ones, in order."""
+def entry_locals_regex(spec: EntryLocals, *, typed: bool = False) -> str:
+    """The full-locals object of a first stop: the required names and any of the optional ones, in order.
+
+    `typed`: each value begins as `spec.starts` says (only for a call known to have returned normally).
+    """
     optional = [n for n in spec.names if n not in spec.required]
+    starts = dict(spec.starts) if typed else {}
     options = []
     for r in range(len(optional) + 1):
         for chosen in itertools.combinations(optional, r):
             keys = [n for n in spec.names if n in spec.required or n in chosen]
-            options.append(r"\{" + ",".join(_pair(n) for n in keys) + r"\}")
+            options.append(r"\{" + ",".join(_pair(n, starts) for n in keys) + r"\}")
     return options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
 
 
-def inverse_call_regex(program: str, later: "State", *, include_end: bool = True) -> str | None:
+def inverse_call_regex(program: str, later: "State", *, include_end: bool = True, typed: bool = True) -> str | None:
     """The state text ``inv_step_call`` may predict from `later`: the first stop of a call (None: unknown).
 
     Just after a call returned (`later` has a return value ``f`` or ``Class.f``): the stack below
     the caller unchanged, the caller on one of its lines, then a new frame of ``f`` on its first
     line with its entry locals. Inside a function: its frame continued on its first line, with
     those locals in full (or as a delta when no local was added since). A step stop, no return
-    value or exception; printed text may follow. Frames of other files: None.
+    value or exception; printed text may follow. Frames of other files: None. After a return, with
+    `typed`, each argument begins as `model.param_kinds` says (the call returned normally, so what
+    it certainly evaluated did not fail).
     """
     from protocol.debugger import StopReason
 
@@ -183,7 +198,8 @@ def inverse_call_regex(program: str, later: "State", *, include_end: bool = True
         name = later.return_value.name.rsplit(".", 1)[-1]
         caller_lines = info.lines_of(top.name) or frozenset({top.line})
         caller = f"{re.escape(lang.FRAME_SEP)}{re.escape(top.name)}{line_sep}{alt(str(n) for n in sorted(caller_lines))}{lang.LOCALS_ANY_RE}"
-        firsts = _firsts(specs, name)
+        # the call returned: what it certainly evaluated did not fail (a None may be a frame left by an exception)
+        firsts = _firsts(specs, name, typed=typed and later.return_value.value != "None")
         if not firsts or name in unknown:
             return None
         stack = kept + caller + re.escape(lang.CALL_SEP) + re.escape(name) + line_sep + alt(firsts)
@@ -199,11 +215,11 @@ def inverse_call_regex(program: str, later: "State", *, include_end: bool = True
     return re.escape(lang.REASON_TOKENS[StopReason.STEP]) + stack + tail + end
 
 
-def _firsts(specs: dict[tuple[str, int], EntryLocals], name: str, delta: bool = False) -> list[str]:
-    """`line` + locals for each first line of the functions called `name`."""
+def _firsts(specs: dict[tuple[str, int], EntryLocals], name: str, delta: bool = False, typed: bool = False) -> list[str]:
+    """`line` + locals for each first line of the functions called `name` (`typed`: values narrowed by `EntryLocals.starts`)."""
     out = []
     for (spec_name, line), spec in sorted(specs.items()):
         if spec_name == name:
-            body = entry_locals_regex(spec)
+            body = entry_locals_regex(spec, typed=typed)
             out.append(f"{line}(?:{body}|{lang.DELTA_LOCALS_RE})" if delta else f"{line}{body}")
     return out

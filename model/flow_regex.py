@@ -112,10 +112,23 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
             running.append(re.escape(token) + stacks)
     endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]]
     running.append(alt(re.escape(t) for t in endings) + "(?:-?[0-9]{1,9})?")
-    name_re = alt(re.escape(n) for n in sorted(info.names or ())) or lang.GENERIC_NAME_RE
     tail = (
-        f"(?:{re.escape(lang.RETURN_SEP)}{name_re}(?:\\.{name_re})?{lang.JSON_STRING_RE})?"
+        f"(?:{re.escape(lang.RETURN_SEP)}{return_value_regex(program, info.names or ())})?"
         f"(?:{re.escape(lang.EXCEPTION_SEP)}{lang.EXCEPTION_TYPE_RE}{lang.JSON_STRING_RE})?"
         f"(?:{re.escape(lang.STDOUT)}{lang.JSON_STRING_RE})?"
     )
     return alt(running) + tail + (re.escape(lang.STATE_END) if include_end else "")
+
+
+def return_value_regex(program: str, names: Iterable[str]) -> str:
+    """A return value: the function's name (or ``Class.name``) and its repr, of a kind `model.return_kinds` allows."""
+    from model.return_kinds import return_kinds
+    from model.value_kinds import kinds_value_regex
+
+    names = sorted(names)
+    name_re = alt(re.escape(n) for n in names) or lang.GENERIC_NAME_RE
+    typed = return_kinds(program)
+    plain = [n for n in names if n not in typed]
+    options = [f"{alt(re.escape(n) for n in plain) if names else lang.GENERIC_NAME_RE}{lang.JSON_STRING_RE}"] if plain or not names else []
+    options += [f"{re.escape(n)}{kinds_value_regex(kinds)}" for n, kinds in sorted(typed.items()) if n in names]
+    return f"(?:{name_re}\\.)?{alt(options)}"
