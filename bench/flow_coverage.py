@@ -8,7 +8,8 @@ stops, the mean number of lines the top frame may stop on next to the program's 
 Also checks every recorded first stop of a new call against `model.entry_locals` (its locals are
 the function's parameters and free variables, in debugpy's order), every recorded return value
 against `model.return_kinds`, and every recorded ``inv_step_call`` answer whose arguments
-`model.param_kinds` narrows against that grammar.
+`model.param_kinds` narrows against that grammar, and every recorded frame's names against
+`model.frame_names`.
 
     .venv/bin/python -m bench.flow_coverage --synth 500 --seed 0 [--examples examples tests/programs] [--show 10]
 """
@@ -43,6 +44,8 @@ class Coverage:
     returns: int = 0  # recorded return values of functions `model.return_kinds` types
     return_misses: list[dict] = field(default_factory=list)
     typed_calls: int = 0  # inv_step_call answers whose arguments `model.param_kinds` narrows
+    named_frames: int = 0  # recorded frames whose visible names `model.frame_names` knows
+    name_misses: list[dict] = field(default_factory=list)
     typed_call_misses: list[dict] = field(default_factory=list)
 
     @property
@@ -59,7 +62,8 @@ class Coverage:
                 f"mean allowed top lines {mean_allowed:.2f} vs {mean_lines:.1f} executable lines; "
                 f"first stops of a call: {self.entry_stops} checked, {len(self.entry_misses)} with other locals; "
                 f"typed return values: {self.returns} checked, {len(self.return_misses)} of another kind; "
-                f"typed inverse calls: {self.typed_calls} checked, {len(self.typed_call_misses)} outside the grammar")  # fmt: skip
+                f"typed inverse calls: {self.typed_calls} checked, {len(self.typed_call_misses)} outside the grammar; "
+                f"frames with known names: {self.named_frames} checked, {len(self.name_misses)} showing others")  # fmt: skip
 
 
 def scripts_for(trace, rng: random.Random, per_program: int, max_steps: int) -> Iterable[tuple[list[int], list[State], list[Action]]]:  # noqa: ANN001
@@ -106,6 +110,7 @@ def check_program(source: str, rng: random.Random, cov: Coverage, *, per_program
                                    "next": [(f.name, f.line) for f in state.frames], "flow": flow})  # fmt: skip
             _check_entry(source, previous, state, cov, name)
             _check_return(source, state, cov, name)
+            _check_names(source, state, cov, name)
             if state.reason is StopReason.STEP:
                 allowed = flow.top_lines(StopReason.STEP)
                 if allowed is None:
@@ -147,6 +152,20 @@ def _check_return(source: str, state: State, cov: Coverage, name: str) -> None:
     if not repr_fits(state.return_value.value, kinds):
         cov.return_misses.append({"program": name, "function": state.return_value.name, "value": state.return_value.value[:60],
                                   "kinds": sorted(kinds)})  # fmt: skip
+
+
+def _check_names(source: str, state: State, cov: Coverage, name: str) -> None:
+    """Every frame of the program shows only names `model.frame_names` says are visible on its line."""
+    from model.frame_names import frame_names
+
+    names = frame_names(source)
+    for frame in state.frames:
+        visible = names.get((frame.name, frame.line)) if frame.file is None else None
+        if visible is None:
+            continue
+        cov.named_frames += 1
+        if not set(frame.locals) <= visible:
+            cov.name_misses.append({"program": name, "frame": (frame.name, frame.line), "extra": sorted(set(frame.locals) - visible)})
 
 
 def _check_inverse_calls(source: str, trace, cov: Coverage, name: str) -> None:  # noqa: ANN001
@@ -208,6 +227,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  ENTRY MISS {miss['program']} {miss['frame']} locals {miss['locals']} vs {miss['spec']}")
         for miss in cov.return_misses[: args.show]:
             print(f"  RETURN MISS {miss['program']} {miss['function']} returned {miss['value']} vs {miss['kinds']}")
+        for miss in cov.name_misses[: args.show]:
+            print(f"  NAMES MISS {miss['program']} {miss['frame']} shows {miss['extra']}")
         for miss in cov.typed_call_misses[: args.show]:
             print(f"  CALL MISS {miss['program']} {miss['function']}: {miss['state']}")
     return 0

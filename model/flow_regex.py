@@ -17,7 +17,10 @@ from collections.abc import Iterable
 
 from model import language as lang
 from model.flow import AnyStack, Continue, FlowSet, Push, Shape
+from model.frame_names import frame_names
 from protocol.debugger import Ending, Frame, State
+
+Names = dict[tuple[str, int], frozenset[str]]  # (code object name, line) -> visible names (`model.frame_names`)
 
 
 
@@ -36,25 +39,46 @@ def kept_frames(old: list[Frame], depth: int) -> str:
     return "".join(f"{re.escape(lang.FRAME_SEP)}{re.escape(f.name)}{re.escape(lang.LINE_SEP)}{f.line}{lang.LOCALS_ANY_RE}" for f in old[:depth])
 
 
-def _frame(marker: str, name: str, lines: Iterable[int]) -> str:
+def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" = None) -> str:
+    """A top frame `name` on one of `lines`; with `names` (`model.frame_names`), its locals' keys are the names visible on that line."""
     lines = set(lines)
     if not lines:
         return ""
-    locals_re = lang.LOCALS_ANY_RE if marker == lang.FRAME_SEP else lang.FULL_LOCALS_RE
-    return f"{re.escape(marker)}{re.escape(name)}{re.escape(lang.LINE_SEP)}{_lines(lines)}{locals_re}"
+    continued = marker == lang.FRAME_SEP
+    head = f"{re.escape(marker)}{re.escape(name)}{re.escape(lang.LINE_SEP)}"
+    if not names:
+        return head + _lines(lines) + (lang.LOCALS_ANY_RE if continued else lang.FULL_LOCALS_RE)
+    groups: dict[frozenset[str] | None, list[int]] = {}
+    for line in sorted(lines):
+        groups.setdefault(names.get((name, line)), []).append(line)
+    options = [_lines(group) + (locals_regex(visible, continued) if visible is not None else
+                                (lang.LOCALS_ANY_RE if continued else lang.FULL_LOCALS_RE))
+               for visible, group in groups.items()]  # fmt: skip
+    return head + alt(options)
 
 
-def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo) -> str:
+def locals_regex(visible: Iterable[str], delta_allowed: bool) -> str:
+    """A frame's locals object whose keys are among `visible` (in full, or with `delta_allowed` also as a delta)."""
+    keys = sorted(visible)
+    key = alt(re.escape(lang.json_string(k)) for k in keys)
+    if not key:
+        return r"(?:\{\}|\{\.\.\})" if delta_allowed else r"\{\}"
+    pair = f"{key}:{lang.JSON_STRING_RE}"
+    full = rf"\{{(?:{pair}(?:,{pair})*)?\}}"
+    return f"(?:{full}|\\{{(?:{pair},)*\\.\\.\\}})" if delta_allowed else full
+
+
+def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None) -> str:
     if isinstance(shape, Continue):
         if shape.depth >= len(old) or not shape.lines:
             return ""
-        head = _frame(lang.FRAME_SEP, old[shape.depth].name, shape.lines)
+        head = _frame(lang.FRAME_SEP, old[shape.depth].name, shape.lines, names if old[shape.depth].file is None else None)
         return kept_frames(old, shape.depth) + head
     if isinstance(shape, Push):
         options = []
         for name, lines in sorted(shape.frames, key=lambda f: f[0]):
             continues = shape.depth < len(old) and old[shape.depth].name == name and old[shape.depth].file is None
-            options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines))
+            options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines, names))
         body = alt(o for o in options if o)
         return kept_frames(old, shape.depth) + body if body else ""
     return _any_stack(shape, old, info)
@@ -104,10 +128,11 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
     if not info.lines_by_name:
         return lang.state_regex(program, previous, include_end=include_end)
     old = list(reversed(previous.frames))
+    names = frame_names(program)
     running = []
     for token, shapes in ((lang.REASON_STEP, flow.step), (lang.REASON_BREAKPOINT, flow.breakpoint),
                           (lang.REASON_EXCEPTION, flow.exception)):  # fmt: skip
-        stacks = alt(s for s in (_shape(shape, old, info) for shape in shapes) if s)
+        stacks = alt(s for s in (_shape(shape, old, info, names) for shape in shapes) if s)
         if stacks:
             running.append(re.escape(token) + stacks)
     endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]]

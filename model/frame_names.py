@@ -1,0 +1,235 @@
+"""Which variable names a frame can show on a given line, from the source alone (nothing is run).
+
+debugpy shows a frame's locals: for a function, its parameters, the free variables it reads, and
+the local names bound so far; for the module, its globals. A name that the function never binds,
+or binds only on lines from which the stop's line cannot be reached, cannot be there. So
+`frame_names(program)` gives, per (code object name, line), the names that may be visible:
+
+- a function: parameters and free variables on every line; a local name on the lines reachable
+  (one or more steps of the line graph, `model.flow.ScopeFlow.succ`) from a line of a statement that
+  binds it (an assignment, ``for`` target, ``with ... as``, ``except ... as``, import, def, walrus);
+- the module: its global names likewise, plus every name some function declares ``global`` (that
+  function may have run), only in programs that cannot add globals another way (``exec``,
+  ``globals()``, ``vars()``, ``setattr``, ``import *``...).
+
+Class bodies, lambdas, comprehensions and names two code objects share are left out (None: any
+name). Dunders are never shown (hidden by debugpy). Used by the flow grammar
+(`model.flow_regex`) for the locals of the stop's top frame. Checked on recorded runs
+(tests/test_frame_names.py, `bench/flow_coverage.py`).
+"""
+from __future__ import annotations
+
+import ast
+import symtable
+from collections import deque
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+
+_DYNAMIC_GLOBALS = frozenset({"exec", "eval", "globals", "vars", "setattr", "delattr", "__import__", "__dict__", "__main__",
+                              "modules", "locals", "__builtins__"})  # fmt: skip
+_COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+             ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # fmt: skip
+
+
+def frame_names(program: str) -> dict[tuple[str, int], frozenset[str]]:
+    """(code object name, line) -> the names its frame may show there (missing: unknown, any name)."""
+    return dict(_analyse(program))
+
+
+@lru_cache(maxsize=32)
+def _analyse(program: str) -> tuple[tuple[tuple[str, int], frozenset[str]], ...]:
+    from model.flow import FlowUnavailable, program_flow
+
+    try:
+        flow = program_flow(program)
+        tree = ast.parse(program)
+        top = symtable.symtable(program, "<program>", "exec")
+    except (FlowUnavailable, SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    tables = {(t.get_name(), t.get_lineno()): t for t in _tables(top) if isinstance(t, symtable.Function)}
+    declared_global = {name for t in tables.values() for name in t.get_identifiers() if t.lookup(name).is_declared_global()}
+    out: dict[tuple[str, int], frozenset[str] | None] = {}
+    for scope in flow.scopes:
+        names: dict[int, set[str]] | None = None
+        if scope.kind == "function":
+            table = tables.get((scope.name, scope.node.lineno))  # type: ignore[attr-defined]
+            names = _function_names(scope, table) if table is not None else None
+        elif scope.kind == "module" and not _dynamic_globals(tree):
+            names = _scope_names(scope, set(), _bound_lines(scope, _module_bindings(tree)), extra=declared_global)
+        for line in scope.lines:
+            key = (scope.name, line)
+            out[key] = None if key in out or names is None else frozenset(n for n in names.get(line, set()) if not _dunder(n))
+    return tuple(sorted((k, v) for k, v in out.items() if v is not None))
+
+
+def _tables(table: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
+    yield table
+    for child in table.get_children():
+        yield from _tables(child)
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def _dynamic_globals(tree: ast.Module) -> bool:
+    """Whether the module's globals may be added to other than by its own binding statements."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return True
+        if isinstance(node, ast.Name) and node.id in _DYNAMIC_GLOBALS:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in _DYNAMIC_GLOBALS:
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(a.name in ("__main__", "sys") for a in node.names):
+            return True
+    return False
+
+
+def _function_names(scope, table: symtable.Function) -> dict[int, set[str]]:  # noqa: ANN001
+    params = set(table.get_parameters())
+    always = params | set(table.get_frees())
+    local = {n for n in table.get_locals() if n not in params}
+    node = scope.node
+    sites = [(name, stmt) for name, stmt in _bindings(node.body) if name in local]
+    return _scope_names(scope, always, _bound_lines(scope, sites))
+
+
+def _module_bindings(tree: ast.Module) -> list[tuple[str, ast.AST]]:
+    return list(_bindings(tree.body))
+
+
+def _scope_names(scope, always: set[str], bound: dict[str, set[int]], *, extra: Iterable[str] = ()) -> dict[int, set[str]]:  # noqa: ANN001
+    """Line -> the names visible there: `always` and `extra` everywhere, the others where they may be bound."""
+    base = set(always) | set(extra)
+    return {line: base | {n for n, lines in bound.items() if line in lines} for line in scope.lines}
+
+
+def _bound_lines(scope, sites: list[tuple[str, ast.AST]]) -> dict[str, set[int]]:  # noqa: ANN001
+    """Name -> the lines where it may be bound: reachable in one or more steps from a line of a binding statement."""
+    from model.flow import EXIT
+
+    starts: dict[str, set[int]] = {}
+    at: dict[str, set[int]] = {}
+    for name, stmt in sites:
+        lines = _header_lines(stmt, scope.lines)
+        if lines:
+            starts.setdefault(name, set()).update(lines)
+        else:  # no line event of its own (e.g. `except E as e:`): bound from the next executable line on
+            following = [n for n in scope.lines if n >= stmt.lineno]  # type: ignore[attr-defined]
+            if following:
+                at.setdefault(name, set()).add(min(following))
+    out: dict[str, set[int]] = {}
+    for name in set(starts) | set(at):
+        reach = _reachable(scope.succ, starts.get(name, set()), EXIT) | _reachable(scope.succ, at.get(name, set()), EXIT)
+        out[name] = reach | at.get(name, set())
+    return out
+
+
+def _reachable(succ: dict[int, set[int]], sources: set[int], exit_line: int) -> set[int]:
+    seen: set[int] = set()
+    todo = deque(n for s in sources for n in succ.get(s, ()) if n != exit_line)
+    while todo:
+        line = todo.popleft()
+        if line in seen:
+            continue
+        seen.add(line)
+        todo.extend(n for n in succ.get(line, ()) if n != exit_line and n not in seen)
+    return seen
+
+
+def _header_lines(stmt: ast.AST, executable: Iterable[int]) -> set[int]:
+    """The executable lines of a simple statement, or of a compound statement's header."""
+    first = stmt.lineno  # type: ignore[attr-defined]
+    if isinstance(stmt, ast.ExceptHandler):
+        last = stmt.body[0].lineno - 1 if stmt.body else stmt.end_lineno
+    elif isinstance(stmt, _COMPOUND):
+        inner = [s for s in getattr(stmt, "body", []) if hasattr(s, "lineno")]
+        last = inner[0].lineno - 1 if inner and inner[0].lineno > first else first
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            first = min([first, *(d.lineno for d in stmt.decorator_list)])
+            last = stmt.end_lineno or last  # the name is bound after the whole definition
+    else:
+        last = stmt.end_lineno or first  # type: ignore[attr-defined]
+    return {n for n in executable if first <= n <= last}
+
+
+def _bindings(body: list[ast.stmt]) -> Iterator[tuple[str, ast.AST]]:
+    """(name, the statement or handler binding it) for the names bound in `body`'s scope."""
+    for stmt in body:
+        yield from _stmt_bindings(stmt)
+
+
+def _stmt_bindings(stmt: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield stmt.name, stmt
+        for expr in [*stmt.decorator_list, *_defaults(stmt)]:
+            yield from ((n, stmt) for n in _walrus_names(expr))
+        return
+    header: list[ast.AST] = []
+    children: list[ast.AST] = []
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        header, children = [stmt.target, stmt.iter], [*stmt.body, *stmt.orelse]
+    elif isinstance(stmt, (ast.While, ast.If)):
+        header, children = [stmt.test], [*stmt.body, *stmt.orelse]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        header, children = list(stmt.items), list(stmt.body)
+    elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+        children = [*stmt.body, *stmt.handlers, *stmt.orelse, *stmt.finalbody]  # type: ignore[attr-defined]
+    elif isinstance(stmt, ast.ExceptHandler):
+        if stmt.name:
+            yield stmt.name, stmt
+        if stmt.type is not None:
+            header = [stmt.type]
+        children = list(stmt.body)
+    elif isinstance(stmt, ast.Match):
+        header = [stmt.subject]
+        for case in stmt.cases:
+            yield from ((n, stmt) for n in _pattern_names(case.pattern))
+            if case.guard is not None:
+                yield from ((n, stmt) for n in _walrus_names(case.guard))
+            children.extend(case.body)
+    else:
+        header = [stmt]
+    for part in header:
+        for name in _stored_names(part):
+            yield name, stmt
+    for child in children:
+        yield from _stmt_bindings(child)
+
+
+def _defaults(node: ast.AST) -> list[ast.expr]:
+    args = getattr(node, "args", None)
+    return [*args.defaults, *(d for d in args.kw_defaults if d is not None)] if args is not None else []
+
+
+def _stored_names(node: ast.AST) -> Iterator[str]:
+    """Names a simple statement or header expression binds in the current scope (walrus in comprehensions included)."""
+    todo = [node]
+    while todo:
+        sub = todo.pop()
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+            yield sub.id
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            yield from ((a.asname or a.name).split(".")[0] for a in sub.names)
+        elif isinstance(sub, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            yield from _walrus_names(sub)  # a comprehension's walrus binds in the enclosing scope
+            continue
+        elif isinstance(sub, ast.Lambda):
+            continue
+        todo.extend(ast.iter_child_nodes(sub))
+
+
+def _walrus_names(node: ast.AST) -> Iterator[str]:
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+            yield sub.target.id
+
+
+def _pattern_names(pattern: ast.AST) -> Iterator[str]:
+    for sub in ast.walk(pattern):
+        name = getattr(sub, "name", None) if isinstance(sub, (ast.MatchAs, ast.MatchStar)) else None
+        if isinstance(sub, ast.MatchMapping) and sub.rest:
+            yield sub.rest
+        if name:
+            yield name

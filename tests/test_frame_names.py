@@ -1,0 +1,87 @@
+"""The names a frame can show on a line (`model.frame_names`): the rules, the grammar, and recorded runs."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import regex
+
+from model.flow_regex import locals_regex
+from model.frame_names import frame_names
+from tracegen.fast import RecordError, record_program
+from tracegen.synth import generate_program
+from tracegen.trees import InverseChain
+
+ROOT = Path(__file__).resolve().parent.parent
+
+PROGRAM = '''\
+def f(table):
+    out = sorted(table.values())
+    cnt = 0
+    for v in out:
+        cnt = max(cnt, v)
+    try:
+        cnt / 0
+    except ZeroDivisionError as err:
+        pass
+    return cnt
+
+result = f({'a': 5})
+'''
+
+
+def test_a_name_is_visible_only_where_its_binding_can_have_run() -> None:
+    names = frame_names(PROGRAM)
+    assert names[("f", 2)] == {"table"}  # parameters from the first line
+    assert names[("f", 3)] == {"table", "out"}  # out is bound on line 2
+    assert {"cnt", "v"} <= names[("f", 4)] and "err" not in names[("f", 4)]
+    assert "err" in names[("f", 9)]  # bound by the except clause
+    assert "result" not in names[("<module>", 12)]  # bound only after line 12 ran
+
+
+def test_unknown_where_globals_can_come_from_elsewhere() -> None:
+    program = "globals()['x'] = 1\nprint(x)\n"
+    assert ("<module>", 2) not in frame_names(program)
+    assert frame_names("def f(:\n") == {}
+
+
+def test_free_variables_and_globals_declared_in_functions() -> None:
+    program = "def outer():\n    a = 1\n    def inner():\n        return a\n    return inner()\n\ndef g():\n    global seen\n    seen = 1\n\nouter()\ng()\n"
+    names = frame_names(program)
+    assert names[("inner", 4)] == {"a"}
+    assert "seen" in names[("<module>", 11)]  # g may have run before (here it has not, but a global may be set by any call)
+
+
+def test_locals_regex() -> None:
+    full = regex.compile(locals_regex({"a", "b"}, delta_allowed=False))
+    assert full.fullmatch('{"a":"1","b":"2"}') and full.fullmatch("{}") and not full.fullmatch('{"c":"1"}')
+    assert not full.fullmatch('{"a":"1",..}')
+    either = regex.compile(locals_regex({"a"}, delta_allowed=True))
+    assert either.fullmatch('{"a":"1",..}') and either.fullmatch("{..}") and not either.fullmatch('{"b":"1",..}')
+    assert regex.fullmatch(locals_regex(set(), delta_allowed=True), "{..}")
+
+
+def _sources(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    files = [p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))]
+    return files + [generate_program(rng).source for _ in range(count)]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_recorded_frame_shows_only_visible_names(seed: int) -> None:
+    checked = 0
+    for source in _sources(15, seed):
+        try:
+            trace = record_program(source)
+        except (RecordError, OSError, ValueError):
+            continue
+        names = frame_names(source)
+        for state in InverseChain(trace, max_states=400).states:
+            for frame in state.frames:
+                visible = names.get((frame.name, frame.line)) if frame.file is None else None
+                if visible is None:
+                    continue
+                checked += 1
+                assert set(frame.locals) <= visible, (source, frame)
+    assert checked > 200
