@@ -9,8 +9,9 @@ or binds only on lines from which the stop's line cannot be reached, cannot be t
   (one or more steps of the line graph, `model.flow.ScopeFlow.succ`) from a line of a statement that
   binds it (an assignment, ``for`` target, ``with ... as``, ``except ... as``, import, def, walrus);
 - the module: its global names likewise, plus every name some function declares ``global`` (that
-  function may have run), only in programs that cannot add globals another way (``exec``,
-  ``globals()``, ``vars()``, ``setattr``, ``import *``...).
+  function may have run);
+- nothing in programs that can add names another way (``exec``, ``eval``, ``globals()``,
+  ``locals()``, ``vars()``, ``setattr``, ``import *``, ``sys`` or ``__main__`` imports).
 
 Class bodies, lambdas, comprehensions and names two code objects share are left out (None: any
 name). Dunders are never shown (hidden by debugpy). Used by the flow grammar
@@ -46,6 +47,8 @@ def _analyse(program: str) -> tuple[tuple[tuple[str, int], frozenset[str]], ...]
         top = symtable.symtable(program, "<program>", "exec")
     except (FlowUnavailable, SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
+    if _dynamic_globals(tree):  # exec / locals() can also add names to a function's frame dictionary
+        return ()
     tables = {(t.get_name(), t.get_lineno()): t for t in _tables(top) if isinstance(t, symtable.Function)}
     declared_global = {name for t in tables.values() for name in t.get_identifiers() if t.lookup(name).is_declared_global()}
     out: dict[tuple[str, int], frozenset[str] | None] = {}
@@ -54,7 +57,7 @@ def _analyse(program: str) -> tuple[tuple[tuple[str, int], frozenset[str]], ...]
         if scope.kind == "function":
             table = tables.get((scope.name, scope.node.lineno))  # type: ignore[attr-defined]
             names = _function_names(scope, table) if table is not None else None
-        elif scope.kind == "module" and not _dynamic_globals(tree):
+        elif scope.kind == "module":
             names = _scope_names(scope, set(), _bound_lines(scope, _module_bindings(tree)), extra=declared_global)
         for line in scope.lines:
             key = (scope.name, line)
