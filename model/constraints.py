@@ -19,6 +19,7 @@ from model.repr_check import CheckedConstraint
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from model.call_chain import ChainCheckedConstraint
     from protocol.debugger import Action, State
 
 
@@ -95,22 +96,24 @@ class InverseCallConstraint(RegexConstraint):
 
 def state_constraint(program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None, *,
                      action: "Action | None" = None, breakpoints: "Sequence[int]" = (),
-                     reprs: bool = False) -> "RegexConstraint | CheckedConstraint":  # fmt: skip
+                     reprs: bool = False) -> "RegexConstraint | CheckedConstraint | ChainCheckedConstraint":  # fmt: skip
     """The constraint for the state that follows `previous` (None: a first state); `modules` (path ->
     source) are the user files whose frames may appear.
 
     With a forward `action` (and no `modules`: the flow analysis covers one file), the stops are
     narrowed by static control flow (`FlowConstraint`; `breakpoints`: the session's lines in the
-    program); with ``inv_step_call``, to the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.repr_check.CheckedConstraint`;
+    program) and to stacks that are chains of calls (`model.call_chain`); with ``inv_step_call``, to
+    the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.repr_check.CheckedConstraint`;
     checked by the transformers backend, vLLM receives the regex only).
     """
+    from model.call_chain import ChainCheckedConstraint
     from protocol.debugger import ActionKind
 
-    constraint: RegexConstraint
+    constraint: RegexConstraint | ChainCheckedConstraint
     if action is not None and previous is not None and not modules and action.kind is ActionKind.INV_STEP_CALL:
         constraint = InverseCallConstraint.or_state(program, previous)
     elif action is not None and previous is not None and not modules and not action.kind.inverse:
-        constraint = FlowConstraint(program, previous, action, breakpoints)
+        constraint = ChainCheckedConstraint(FlowConstraint(program, previous, action, breakpoints), program)
     else:
         constraint = StateConstraint(program, previous, modules)
     return CheckedConstraint(constraint, program) if reprs else constraint

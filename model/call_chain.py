@@ -1,0 +1,69 @@
+"""A stack is a chain of calls: each frame's function can be started by the line of the frame below it.
+
+The flow grammar lets a breakpoint or exception stop show any stack of the program's functions
+(`model.flow.AnyStack`), and a small model fills such stacks with frames no line could have called
+(``clean`` on ``clean`` on ``clean`` for a function that never calls itself). `pushes_by_frame`
+answers, from the static call analysis of `model.flow` (`_pushes`: the functions a line can call,
+the classes' ``__init__``, comprehensions run on it, and what library code may call back), which
+functions a frame stopped on a line can have started; `ChainCheckedConstraint` refuses a predicted
+stack with a new frame that the frame below it cannot have started. Checked on recorded stacks
+(tests/test_call_chain.py). The check runs in Python on each prefix (the transformers backend);
+vLLM receives the regex only.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from model import language as lang
+
+_FRAME = re.compile("(" + re.escape(lang.FRAME_SEP) + "|" + re.escape(lang.CALL_SEP) + r")((?:(?!<\|).)+?)"
+                    + "((?:" + re.escape(lang.SRC_SEP) + r'"(?:[^"\\]|\\.)*")?)' + re.escape(lang.LINE_SEP) + r"(\d*)", re.DOTALL)  # fmt: skip
+
+
+@lru_cache(maxsize=256)
+def callable_from(program: str, name: str, line: int) -> frozenset[str] | None:
+    """The names of the frames a frame `name` stopped on `line` can have started (None: unknown)."""
+    from model.flow import FlowUnavailable, _Frame, _pushes, program_flow
+
+    try:
+        flow = program_flow(program)
+    except FlowUnavailable:
+        return None
+    scopes = flow.scope_at(name, line)
+    if not scopes:
+        return None
+    return frozenset(n for n, _ in _pushes(flow, _Frame(name, line, scopes)))
+
+
+def chain_problem(program: str, text: str) -> str | None:
+    """Why the stack in a (partial) state text is not a chain of calls, or None."""
+    frames = [(m.group(1), m.group(2), m.group(3), m.group(4)) for m in _FRAME.finditer(text)]
+    for (_, low_name, low_src, low_line_text), (marker, name, src, _) in zip(frames, frames[1:]):
+        if marker != lang.CALL_SEP or low_src or src or not low_line_text:  # frames of other files: not checked
+            continue
+        low_line = int(low_line_text)
+        allowed = callable_from(program, low_name, low_line)
+        if allowed is not None and name not in allowed:
+            return f"{low_name} on line {low_line} cannot start {name}"
+    return None
+
+
+class ChainCheckedConstraint:
+    """A regex constraint whose stacks are also chains of calls (`chain_problem`)."""
+
+    def __init__(self, inner, program: str) -> None:  # noqa: ANN001 - any object with regex/allows/complete
+        self.inner = inner
+        self.regex = inner.regex
+        self.program = program
+
+    def allows(self, text: str) -> bool:
+        if not self.inner.allows(text):
+            return False
+        return not text.endswith(lang.LINE_SEP) or chain_problem(self.program, text) is None
+
+    def complete(self, text: str) -> bool:
+        return self.inner.complete(text) and chain_problem(self.program, text) is None
+
+    def __repr__(self) -> str:
+        return f"ChainCheckedConstraint({self.inner!r})"
