@@ -3,7 +3,7 @@
 The flow grammar lets a breakpoint or exception stop show any stack of the program's functions
 (`model.flow.AnyStack`), and a small model fills such stacks with frames no line could have called
 (``clean`` on ``clean`` on ``clean`` for a function that never calls itself). `pushes_by_frame`
-answers, from the static call analysis of `model.flow` (`_pushes`: the functions a line can call,
+answers, from the static call analysis of `model.flow` (`startable_from`: the functions a line can call,
 the classes' ``__init__``, comprehensions run on it, and what library code may call back), which
 functions a frame stopped on a line can have started; `ChainCheckedConstraint` refuses a predicted
 stack with a new frame that the frame below it cannot have started. Checked on recorded stacks
@@ -24,16 +24,13 @@ _FRAME = re.compile("(" + re.escape(lang.FRAME_SEP) + "|" + re.escape(lang.CALL_
 @lru_cache(maxsize=256)
 def callable_from(program: str, name: str, line: int) -> frozenset[str] | None:
     """The names of the frames a frame `name` stopped on `line` can have started (None: unknown)."""
-    from model.flow import FlowUnavailable, _Frame, _pushes, program_flow
+    from model.flow import FlowUnavailable, program_flow, startable_from
 
     try:
         flow = program_flow(program)
     except FlowUnavailable:
         return None
-    scopes = flow.scope_at(name, line)
-    if not scopes:
-        return None
-    return frozenset(n for n, _ in _pushes(flow, _Frame(name, line, scopes)))
+    return startable_from(flow, name, line)
 
 
 def chain_problem(program: str, text: str) -> str | None:

@@ -730,6 +730,14 @@ def _pushes(flow: ProgramFlow, frame: _Frame) -> set[tuple[str, frozenset[int]]]
     return {(name, lines) for name, lines in out if lines}
 
 
+def startable_from(flow: ProgramFlow, name: str, line: int) -> frozenset[str] | None:
+    """The names of the frames a frame `name` stopped on `line` can have started (None: no such frame)."""
+    scopes = flow.scope_at(name, line)
+    if not scopes:
+        return None
+    return frozenset(n for n, _ in _pushes(flow, _Frame(name, line, scopes)))
+
+
 def _adjust(flow: ProgramFlow, line: int) -> int:
     lines = flow.code_lines
     if line in lines:
