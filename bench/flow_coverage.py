@@ -8,8 +8,8 @@ stops, the mean number of lines the top frame may stop on next to the program's 
 Also checks every recorded first stop of a new call against `model.entry_locals` (its locals are
 the function's parameters and free variables, in debugpy's order), every recorded return value
 against `model.return_kinds`, and every recorded ``inv_step_call`` answer whose arguments
-`model.param_kinds` narrows against that grammar, and every recorded frame's names against
-`model.frame_names`.
+`model.param_kinds` narrows against that grammar, every recorded frame's names against
+`model.frame_names`, and every recorded stack against `model.call_chain`.
 
     .venv/bin/python -m bench.flow_coverage --synth 500 --seed 0 [--examples examples tests/programs] [--show 10]
 """
@@ -45,6 +45,8 @@ class Coverage:
     return_misses: list[dict] = field(default_factory=list)
     typed_calls: int = 0  # inv_step_call answers whose arguments `model.param_kinds` narrows
     named_frames: int = 0  # recorded frames whose visible names `model.frame_names` knows
+    stacks: int = 0  # recorded stacks of two or more frames (`model.call_chain`)
+    chain_misses: list[dict] = field(default_factory=list)
     name_misses: list[dict] = field(default_factory=list)
     typed_call_misses: list[dict] = field(default_factory=list)
 
@@ -63,7 +65,8 @@ class Coverage:
                 f"first stops of a call: {self.entry_stops} checked, {len(self.entry_misses)} with other locals; "
                 f"typed return values: {self.returns} checked, {len(self.return_misses)} of another kind; "
                 f"typed inverse calls: {self.typed_calls} checked, {len(self.typed_call_misses)} outside the grammar; "
-                f"frames with known names: {self.named_frames} checked, {len(self.name_misses)} showing others")  # fmt: skip
+                f"frames with known names: {self.named_frames} checked, {len(self.name_misses)} showing others; "
+                f"stacks: {self.stacks} checked, {len(self.chain_misses)} not a chain of calls")  # fmt: skip
 
 
 def scripts_for(trace, rng: random.Random, per_program: int, max_steps: int) -> Iterable[tuple[list[int], list[State], list[Action]]]:  # noqa: ANN001
@@ -111,6 +114,7 @@ def check_program(source: str, rng: random.Random, cov: Coverage, *, per_program
             _check_entry(source, previous, state, cov, name)
             _check_return(source, state, cov, name)
             _check_names(source, state, cov, name)
+            _check_chain(source, state, cov, name)
             if state.reason is StopReason.STEP:
                 allowed = flow.top_lines(StopReason.STEP)
                 if allowed is None:
@@ -166,6 +170,19 @@ def _check_names(source: str, state: State, cov: Coverage, name: str) -> None:
         cov.named_frames += 1
         if not set(frame.locals) <= visible:
             cov.name_misses.append({"program": name, "frame": (frame.name, frame.line), "extra": sorted(set(frame.locals) - visible)})
+
+
+def _check_chain(source: str, state: State, cov: Coverage, name: str) -> None:
+    """A recorded stack is a chain of calls (`model.call_chain`)."""
+    from model import language as lang
+    from model.call_chain import chain_problem
+
+    if state.finished or len(state.frames) < 2:
+        return
+    cov.stacks += 1
+    problem = chain_problem(source, lang.render_state(state, None))
+    if problem:
+        cov.chain_misses.append({"program": name, "problem": problem})
 
 
 def _check_inverse_calls(source: str, trace, cov: Coverage, name: str) -> None:  # noqa: ANN001
@@ -227,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  ENTRY MISS {miss['program']} {miss['frame']} locals {miss['locals']} vs {miss['spec']}")
         for miss in cov.return_misses[: args.show]:
             print(f"  RETURN MISS {miss['program']} {miss['function']} returned {miss['value']} vs {miss['kinds']}")
+        for miss in cov.chain_misses[: args.show]:
+            print(f"  CHAIN MISS {miss['program']}: {miss['problem']}")
         for miss in cov.name_misses[: args.show]:
             print(f"  NAMES MISS {miss['program']} {miss['frame']} shows {miss['extra']}")
         for miss in cov.typed_call_misses[: args.show]:
