@@ -223,6 +223,12 @@ def file_sources(folders: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
+# (label, Coverage field, the record's fields printed after the program) of the other checks' misses
+MISS_LINES = (("ENTRY", "entry_misses", ("frame", "locals", "spec")), ("RETURN", "return_misses", ("function", "value", "kinds")),
+              ("CHAIN", "chain_misses", ("problem",)), ("NAMES", "name_misses", ("frame", "extra")),
+              ("CALL", "typed_call_misses", ("function", "state")))  # fmt: skip
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--synth", type=int, default=500, help="synthetic programs (tracegen.synth)")
@@ -240,16 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{label}: {cov.line()}")
         for miss in cov.misses[: args.show]:
             print(f"  MISS {miss['program']} {miss['action']} bps={miss['breakpoints']} {miss['previous']} -> {miss['reason']} {miss['next']}")
-        for miss in cov.entry_misses[: args.show]:
-            print(f"  ENTRY MISS {miss['program']} {miss['frame']} locals {miss['locals']} vs {miss['spec']}")
-        for miss in cov.return_misses[: args.show]:
-            print(f"  RETURN MISS {miss['program']} {miss['function']} returned {miss['value']} vs {miss['kinds']}")
-        for miss in cov.chain_misses[: args.show]:
-            print(f"  CHAIN MISS {miss['program']}: {miss['problem']}")
-        for miss in cov.name_misses[: args.show]:
-            print(f"  NAMES MISS {miss['program']} {miss['frame']} shows {miss['extra']}")
-        for miss in cov.typed_call_misses[: args.show]:
-            print(f"  CALL MISS {miss['program']} {miss['function']}: {miss['state']}")
+        for kind, misses, fields in MISS_LINES:
+            for miss in getattr(cov, misses)[: args.show]:
+                print(f"  {kind} MISS {miss['program']} " + " ".join(str(miss[f]) for f in fields))
     return 0
 
 

@@ -153,7 +153,8 @@ def return_value_regex(program: str, names: Iterable[str]) -> str:
     names = sorted(names)
     name_re = alt(re.escape(n) for n in names) or lang.GENERIC_NAME_RE
     typed = return_kinds(program)
+    options = [f"{re.escape(n)}{kinds_value_regex(kinds)}" for n, kinds in sorted(typed.items()) if n in names]
     plain = [n for n in names if n not in typed]
-    options = [f"{alt(re.escape(n) for n in plain) if names else lang.GENERIC_NAME_RE}{lang.JSON_STRING_RE}"] if plain or not names else []
-    options += [f"{re.escape(n)}{kinds_value_regex(kinds)}" for n, kinds in sorted(typed.items()) if n in names]
+    if plain or not names:  # the untyped functions (any name when the program's names are unknown)
+        options.append(f"{alt(re.escape(n) for n in plain) or lang.GENERIC_NAME_RE}{lang.JSON_STRING_RE}")
     return f"(?:{name_re}\\.)?{alt(options)}"

@@ -58,7 +58,7 @@ def _analyse(program: str) -> tuple[tuple[tuple[str, int], frozenset[str]], ...]
             table = tables.get((scope.name, scope.node.lineno))  # type: ignore[attr-defined]
             names = _function_names(scope, table) if table is not None else None
         elif scope.kind == "module":
-            names = _scope_names(scope, set(), _bound_lines(scope, _module_bindings(tree)), extra=declared_global)
+            names = _scope_names(scope, set(), _bound_lines(scope, list(_bindings(tree.body))), extra=declared_global)
         for line in scope.lines:
             key = (scope.name, line)
             out[key] = None if key in out or names is None else frozenset(n for n in names.get(line, set()) if not _dunder(n))
@@ -90,16 +90,13 @@ def _dynamic_globals(tree: ast.Module) -> bool:
 
 
 def _function_names(scope, table: symtable.Function) -> dict[int, set[str]]:  # noqa: ANN001
+    """Line -> the names a function's frame may show there: parameters and free variables always, locals once bound."""
     params = set(table.get_parameters())
     always = params | set(table.get_frees())
     local = {n for n in table.get_locals() if n not in params}
     node = scope.node
     sites = [(name, stmt) for name, stmt in _bindings(node.body) if name in local]
     return _scope_names(scope, always, _bound_lines(scope, sites))
-
-
-def _module_bindings(tree: ast.Module) -> list[tuple[str, ast.AST]]:
-    return list(_bindings(tree.body))
 
 
 def _scope_names(scope, always: set[str], bound: dict[str, set[int]], *, extra: Iterable[str] = ()) -> dict[int, set[str]]:  # noqa: ANN001

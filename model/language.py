@@ -732,7 +732,8 @@ def parse_action(text: str) -> Action:
 
 # --- grammar for constrained decoding ----------------------------------------------------------
 
-JSON_STRING_RE = r'"(?:[^"\\|\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
+JSON_CHAR_RE = r'(?:[^"\\|\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'  # one character inside a JSON string
+JSON_STRING_RE = f'"{JSON_CHAR_RE}*"'
 _PAIR_RE = JSON_STRING_RE + ":" + JSON_STRING_RE
 FULL_LOCALS_RE = r"\{(?:" + _PAIR_RE + r"(?:," + _PAIR_RE + r")*)?\}"
 DELTA_LOCALS_RE = r"\{(?:" + _PAIR_RE + r",)*\.\.\}"

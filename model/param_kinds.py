@@ -67,9 +67,7 @@ def param_starts(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
             break
     out: dict[str, tuple[str, ...]] = {}
     for name, used in attrs.items():
-        starts = set(starts_with_attribute(next(iter(used))))
-        for attr in used:
-            starts &= set(starts_with_attribute(attr))
+        starts = set.intersection(*(set(starts_with_attribute(attr)) for attr in used))
         if starts:
             out[name] = tuple(sorted(starts))
     return out

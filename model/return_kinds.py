@@ -38,9 +38,9 @@ _BUILTIN_CALLS: dict[str, Kinds] = {
     **dict.fromkeys(("str", "chr", "repr", "ascii", "format", "hex", "oct", "bin"), STR),
     **dict.fromkeys(("list", "sorted"), LIST),
     "dict": DICT, "tuple": TUPLE, "set": SET, "frozenset": frozenset({"frozenset"}), "bytes": BYTES, "float": FLOAT,
+    "int": INT,
     **dict.fromkeys(("bool", "isinstance", "issubclass", "callable", "hasattr", "all", "any"), BOOL),
 }
-_INT_RESULT_BUILTINS = frozenset({"int"})  # int(x) is an int for any x it accepts
 
 _STR_METHODS: dict[str, Kinds] = {
     **dict.fromkeys(("upper", "lower", "capitalize", "casefold", "swapcase", "title", "strip", "lstrip", "rstrip",
@@ -286,8 +286,6 @@ class _Function:
         if isinstance(func, ast.Name):
             if func.id in _BUILTIN_CALLS and self.world.builtin(func.id):
                 return _BUILTIN_CALLS[func.id]
-            if func.id in _INT_RESULT_BUILTINS and self.world.builtin(func.id):
-                return INT
             if func.id in ("abs", "round") and self.world.builtin(func.id) and node.args and not node.keywords:
                 arg = self.expr(node.args[0])
                 if arg is not None and arg <= NUMBER | BOOL:

@@ -13,7 +13,10 @@ from collections.abc import Iterable
 
 from model import language as lang
 
-KINDS: tuple[str, ...] = ("str", "bytes", "int", "float", "bool", "None", "list", "tuple", "dict", "set", "frozenset")
+# the builtin types whose kind a repr's first characters tell
+KIND_TYPES: dict[str, type] = {"str": str, "bytes": bytes, "int": int, "float": float, "bool": bool, "None": type(None),
+                               "list": list, "tuple": tuple, "dict": dict, "set": set, "frozenset": frozenset}
+KINDS: tuple[str, ...] = tuple(KIND_TYPES)
 
 # the start of each kind's repr, as JSON-string content (a double quote is written \" inside the JSON string)
 _STARTS: dict[str, tuple[str, ...]] = {
@@ -29,9 +32,7 @@ _STARTS: dict[str, tuple[str, ...]] = {
     "set": (r"\{", r"set\(\)"),
     "frozenset": (r"frozenset\(",),
 }
-# the types behind the kinds, and the other builtin values a closed program can hold, with their repr's starts
-KIND_TYPES: dict[str, type] = {"str": str, "bytes": bytes, "int": int, "float": float, "bool": bool, "None": type(None),
-                               "list": list, "tuple": tuple, "dict": dict, "set": set, "frozenset": frozenset}
+# the other builtin values a closed program can hold, with their repr's starts
 OTHER_TYPES: tuple[tuple[type, tuple[str, ...]], ...] = (
     (range, (r"range\(",)),
     (complex, ("-?[0-9]", r"\(", "-?inf", "nan")),
@@ -42,8 +43,6 @@ OTHER_TYPES: tuple[tuple[type, tuple[str, ...]], ...] = (
                             property, staticmethod, classmethod, object)),
     (bytearray, (r"bytearray\(",)),
 )
-_CHAR = r'(?:[^"\\|\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'
-assert lang.JSON_STRING_RE == f'"{_CHAR}*"', "value_kinds' JSON character class must follow language.JSON_STRING_RE"
 
 
 def kinds_value_regex(kinds: Iterable[str]) -> str:
@@ -63,13 +62,14 @@ def starts_value_regex(starts: Iterable[str]) -> str:
     starts = sorted(set(starts))
     if not starts:
         raise ValueError("no starts")
-    return f'"(?:{"|".join(starts)}){_CHAR}*"'
+    return f'"(?:{"|".join(starts)}){lang.JSON_CHAR_RE}*"'
 
 
 def repr_kind(text: str) -> str | None:
     """The builtin kind of a repr (``"'a'"`` -> ``"str"``), or None for anything else (objects, cut values)."""
-    if text.startswith("set(") or text.startswith("frozenset("):
-        return "set" if text.startswith("set(") else "frozenset"
+    for kind in ("set", "frozenset"):  # set() and frozenset({..}) are calls, not literals
+        if text.startswith(kind + "("):
+            return kind
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

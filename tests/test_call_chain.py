@@ -1,20 +1,15 @@
 """Stacks are chains of calls (`model.call_chain`): the rule, the constraint, and recorded stacks."""
 from __future__ import annotations
 
-import random
-from pathlib import Path
-
 import pytest
 
 from model import language as lang
 from model.call_chain import ChainCheckedConstraint, callable_from, chain_problem
 from model.constraints import state_constraint
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
-from tracegen.fast import RecordError, record_program
-from tracegen.synth import generate_program
+from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain
 
-ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = "def g():\n    return 1\n\ndef h():\n    return g()\n\nh()\n"
 HEAD = "<|reason_breakpoint|><|call_sep|><module><|line_sep|>7{}"
 
@@ -43,14 +38,8 @@ def test_forward_steps_get_the_chain_check() -> None:
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_every_recorded_stack_is_a_chain_of_calls(seed: int) -> None:
-    rng = random.Random(seed)
-    sources = [p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))]
     checked = 0
-    for source in sources + [generate_program(rng).source for _ in range(15)]:
-        try:
-            trace = record_program(source)
-        except (RecordError, OSError, ValueError):
-            continue
+    for source, trace in recorded_programs(15, seed):
         for state in InverseChain(trace, max_states=400).states:
             if state.finished or len(state.frames) < 2:
                 continue

@@ -1,9 +1,6 @@
 """A function's first stop shows its parameters (and free variables): the constraint holds on recorded runs."""
 from __future__ import annotations
 
-import random
-from pathlib import Path
-
 import pytest
 import regex
 
@@ -11,11 +8,8 @@ from model import language as lang
 from model.constraints import InverseCallConstraint, state_constraint
 from model.entry_locals import EntryLocals, entry_locals, entry_locals_regex, inverse_call_regex
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
-from tracegen.fast import RecordError, record_program
-from tracegen.synth import generate_program
+from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain
-
-ROOT = Path(__file__).resolve().parent.parent
 
 SIGNATURES = '''\
 import functools
@@ -81,26 +75,10 @@ def test_programs_that_cannot_be_analysed_have_no_specs() -> None:
     assert inverse_call_regex("def f(:\n", State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=1, source="")])) is None
 
 
-def _programs(count: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    files = [p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))]
-    return files + [generate_program(rng).source for _ in range(count)]
-
-
-def _traces(count: int, seed: int):  # noqa: ANN202
-    for source in _programs(count, seed):
-        try:
-            trace = record_program(source)
-        except (RecordError, OSError, ValueError):
-            continue
-        if trace.events:
-            yield source, trace
-
-
 @pytest.mark.parametrize("seed", [0, 1])
 def test_every_recorded_first_stop_of_a_new_call_fits(seed: int) -> None:
     checked = 0
-    for source, trace in _traces(15, seed):
+    for source, trace in recorded_programs(15, seed):
         specs = entry_locals(source)
         chain = InverseChain(trace, max_states=400)
         for previous, state in zip(chain.states, chain.states[1:]):
@@ -118,7 +96,7 @@ def test_every_recorded_first_stop_of_a_new_call_fits(seed: int) -> None:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_inverse_call_grammar_accepts_every_recorded_answer(seed: int) -> None:
     checked = 0
-    for source, trace in _traces(15, seed):
+    for source, trace in recorded_programs(15, seed):
         chain = InverseChain(trace, max_states=300)
         for k in range(len(chain)):
             j = chain.inverse(k, ActionKind.INV_STEP_CALL)

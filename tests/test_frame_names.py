@@ -1,19 +1,13 @@
 """The names a frame can show on a line (`model.frame_names`): the rules, the grammar, and recorded runs."""
 from __future__ import annotations
 
-import random
-from pathlib import Path
-
 import pytest
 import regex
 
 from model.flow_regex import locals_regex
 from model.frame_names import frame_names
-from tracegen.fast import RecordError, record_program
-from tracegen.synth import generate_program
+from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain
-
-ROOT = Path(__file__).resolve().parent.parent
 
 PROGRAM = '''\
 def f(table):
@@ -62,20 +56,10 @@ def test_locals_regex() -> None:
     assert regex.fullmatch(locals_regex(set(), delta_allowed=True), "{..}")
 
 
-def _sources(count: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    files = [p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))]
-    return files + [generate_program(rng).source for _ in range(count)]
-
-
 @pytest.mark.parametrize("seed", [0, 1])
 def test_every_recorded_frame_shows_only_visible_names(seed: int) -> None:
     checked = 0
-    for source in _sources(15, seed):
-        try:
-            trace = record_program(source)
-        except (RecordError, OSError, ValueError):
-            continue
+    for source, trace in recorded_programs(15, seed):
         names = frame_names(source)
         for state in InverseChain(trace, max_states=400).states:
             for frame in state.frames:

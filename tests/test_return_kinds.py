@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import ast
-import random
-from pathlib import Path
 
 import pytest
 import regex
@@ -14,11 +12,8 @@ from model.param_kinds import param_starts
 from model.return_kinds import return_kinds
 from model.value_kinds import kinds_value_regex, repr_fits, repr_kind
 from protocol.debugger import Frame, ReturnValue, State, StopReason
-from tracegen.fast import RecordError, record_program
-from tracegen.synth import generate_program
+from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _kinds(program: str, name: str = "f") -> set[str] | None:
@@ -103,22 +98,10 @@ def test_the_inverse_call_grammar_types_arguments_only_after_a_normal_return() -
     assert not entry_locals("class A:\n    pass\n\n" + program)[("f", 5)].starts  # not closed: no starts
 
 
-def _traces(count: int, seed: int):  # noqa: ANN202
-    rng = random.Random(seed)
-    sources = [p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))]
-    for source in sources + [generate_program(rng).source for _ in range(count)]:
-        try:
-            trace = record_program(source)
-        except (RecordError, OSError, ValueError):
-            continue
-        if trace.events:
-            yield source, trace
-
-
 @pytest.mark.parametrize("seed", [0, 1])
 def test_every_recorded_return_value_has_an_allowed_kind(seed: int) -> None:
     checked = 0
-    for source, trace in _traces(15, seed):
+    for source, trace in recorded_programs(15, seed):
         kinds = return_kinds(source)
         for state in InverseChain(trace, max_states=400).states:
             rv = state.return_value
