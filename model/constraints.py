@@ -65,12 +65,15 @@ class FlowConstraint(RegexConstraint):
     """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.flow_regex`)."""
 
     def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = ()) -> None:
+        from model.call_args import entry_values
         from model.flow import next_locations
         from model.flow_regex import flow_state_regex
+        from protocol.debugger import ActionKind
 
         self.flow = next_locations(program, previous, action, breakpoints)
-        super().__init__(flow_state_regex(program, previous, self.flow, include_end=False))
-        self.regex = flow_state_regex(program, previous, self.flow, include_end=True)
+        entry = entry_values(program, previous) if action.kind is ActionKind.STEP_INTO else None
+        super().__init__(flow_state_regex(program, previous, self.flow, include_end=False, entry=entry))
+        self.regex = flow_state_regex(program, previous, self.flow, include_end=True, entry=entry)
 
 
 class InverseCallConstraint(RegexConstraint):

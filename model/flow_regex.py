@@ -13,12 +13,16 @@ engines take it as is).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from model import language as lang
 from model.flow import AnyStack, Continue, FlowSet, Push, Shape
 from model.frame_names import frame_names
 from protocol.debugger import Ending, Frame, State
+
+if TYPE_CHECKING:
+    from model.call_args import KnownEntry
 
 Names = dict[tuple[str, int], frozenset[str]]  # (code object name, line) -> visible names (`model.frame_names`)
 
@@ -39,36 +43,45 @@ def kept_frames(old: list[Frame], depth: int) -> str:
     return "".join(f"{re.escape(lang.FRAME_SEP)}{re.escape(f.name)}{re.escape(lang.LINE_SEP)}{f.line}{lang.LOCALS_ANY_RE}" for f in old[:depth])
 
 
-def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" = None) -> str:
-    """A top frame `name` on one of `lines`; with `names` (`model.frame_names`), its locals' keys are the names visible on that line."""
+def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" = None, known: "KnownEntry | None" = None) -> str:
+    """A top frame `name` on one of `lines`; with `names` (`model.frame_names`), its locals' keys are the names visible on that line.
+    `known` (a new frame's known parameters, `model.call_args`): those keys only with their values, or the whole locals object."""
     lines = set(lines)
     if not lines:
         return ""
     continued = marker == lang.FRAME_SEP
     head = f"{re.escape(marker)}{re.escape(name)}{re.escape(lang.LINE_SEP)}"
+    if known is not None and known.complete and not continued:
+        return head + _lines(lines) + re.escape(known.locals_text())
+    fixed = known.values if known is not None else None
     if not names:
         return head + _lines(lines) + (lang.LOCALS_ANY_RE if continued else lang.FULL_LOCALS_RE)
     groups: dict[frozenset[str] | None, list[int]] = {}
     for line in sorted(lines):
         groups.setdefault(names.get((name, line)), []).append(line)
-    options = [_lines(group) + (locals_regex(visible, continued) if visible is not None else
+    options = [_lines(group) + (locals_regex(visible, continued, fixed) if visible is not None else
                                 (lang.LOCALS_ANY_RE if continued else lang.FULL_LOCALS_RE))
                for visible, group in groups.items()]  # fmt: skip
     return head + alt(options)
 
 
-def locals_regex(visible: Iterable[str], delta_allowed: bool) -> str:
-    """A frame's locals object whose keys are among `visible` (in full, or with `delta_allowed` also as a delta)."""
+def locals_regex(visible: Iterable[str], delta_allowed: bool, fixed: "Mapping[str, str] | None" = None) -> str:
+    """A frame's locals object whose keys are among `visible` (in full, or with `delta_allowed` also as a delta);
+    a key of `fixed` only with its value there."""
     keys = sorted(visible)
-    key = alt(re.escape(lang.json_string(k)) for k in keys)
-    if not key:
+    fixed = fixed or {}
+    free = alt(re.escape(lang.json_string(k)) for k in keys if k not in fixed)
+    if not keys:
         return r"(?:\{\}|\{\.\.\})" if delta_allowed else r"\{\}"
-    pair = f"{key}:{lang.JSON_STRING_RE}"
+    pairs = [f"{free}:{lang.JSON_STRING_RE}"] if free else []
+    pairs += [re.escape(f"{lang.json_string(k)}:{lang.json_string(fixed[k])}") for k in keys if k in fixed]
+    pair = alt(pairs)
     full = rf"\{{(?:{pair}(?:,{pair})*)?\}}"
     return f"(?:{full}|\\{{(?:{pair},)*\\.\\.\\}})" if delta_allowed else full
 
 
-def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None) -> str:
+def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None,
+           entry: "Mapping[str, KnownEntry] | None" = None) -> str:  # fmt: skip
     if isinstance(shape, Continue):
         if shape.depth >= len(old) or not shape.lines:
             return ""
@@ -78,7 +91,8 @@ def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names
         options = []
         for name, lines in sorted(shape.frames, key=lambda f: f[0]):
             continues = shape.depth < len(old) and old[shape.depth].name == name and old[shape.depth].file is None
-            options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines, names))
+            known = (entry or {}).get(name) if shape.depth == len(old) else None  # a call from the top frame's line
+            options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines, names, known))
         body = alt(o for o in options if o)
         return kept_frames(old, shape.depth) + body if body else ""
     return _any_stack(shape, old, info)
@@ -120,8 +134,10 @@ def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo) -> str
     return alt(options)
 
 
-def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_end: bool = True) -> str:
-    """A regex of the state texts after `previous` that `flow` allows (see the module docstring)."""
+def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_end: bool = True,
+                     entry: "Mapping[str, KnownEntry] | None" = None) -> str:  # fmt: skip
+    """A regex of the state texts after `previous` that `flow` allows (see the module docstring); `entry`
+    (`model.call_args.entry_values`, for a step_into) fixes known parameters of a frame the top frame's line calls."""
     if flow.unconstrained:
         return lang.state_regex(program, previous, include_end=include_end)
     info = lang.program_info(program)
@@ -132,7 +148,7 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
     running = []
     for token, shapes in ((lang.REASON_STEP, flow.step), (lang.REASON_BREAKPOINT, flow.breakpoint),
                           (lang.REASON_EXCEPTION, flow.exception)):  # fmt: skip
-        stacks = alt(s for s in (_shape(shape, old, info, names) for shape in shapes) if s)
+        stacks = alt(s for s in (_shape(shape, old, info, names, entry) for shape in shapes) if s)
         if stacks:
             running.append(re.escape(token) + stacks)
     endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]]

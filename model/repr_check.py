@@ -1,10 +1,10 @@
-"""Reprs that no Python value has: unbalanced brackets or quotes, a dict or set literal with a repeated key, nothing.
+"""Reprs that no Python value has: text outside the repr grammar, unbalanced brackets or quotes, a dict
+or set literal with a repeated key, nothing.
 
 `repr_problem(text, partial)` says why a repr (or, with `partial`, the start of one) cannot be what
-debugpy shows for a builtin value, or None. It scans the text once: quotes (with backslash escapes)
-and brackets, and inside each ``{...}`` the keys (or set elements) written so far, compared as text
-(a builtin's repr is canonical: the same key twice is the same text twice). A repr holding ``...``
-(debugpy's cut of a long value, or a recursive container) is not judged.
+debugpy shows for a value, or None: `model.repr_grammar` (numbers, strings, the few bare names,
+brackets, calls of names, ``<...>`` descriptions; keys compared as text, since a builtin's repr is
+canonical). A repr holding ``...`` (debugpy's cut of a long value, or a recursive container) is not judged.
 
 `values_problem(state_text, partial)` applies it to the values of a state text in the
 neural-debugger language (the locals' and the return value's JSON strings, not exception messages or
@@ -18,70 +18,14 @@ import json
 import re
 
 from model import language as lang
+from model.repr_grammar import grammar_problem
 
 _STRING_RE = re.compile(r'"((?:[^"\\]|\\.)*)(?:(")|\\?\Z)', re.DOTALL)
-_OPEN = {"(": ")", "[": "]", "{": "}"}
-_CLOSE = {v: k for k, v in _OPEN.items()}
 
 
 def repr_problem(text: str, *, partial: bool = False) -> str | None:
-    """Why `text` cannot be a builtin value's repr (None: it can, or it is not judged)."""
-    if "..." in text:
-        return None
-    stack: list[tuple[str, int, set[str], bool]] = []  # (opener, item start, keys seen, dict?)
-    quote = ""
-    escaped = False
-    for i, char in enumerate(text):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-            continue
-        if char in "'\"":
-            quote = char
-        elif char in _OPEN:
-            stack.append((char, i + 1, set(), False))
-        elif char in _CLOSE:
-            if not stack or stack[-1][0] != _CLOSE[char]:
-                return f"{char!r} closes nothing open"
-            opener, start, keys, is_dict = stack.pop()
-            if opener == "{" and not is_dict and text[start:i].strip():
-                problem = _new_key(keys, text[start:i])
-                if problem:
-                    return problem
-        elif stack and stack[-1][0] == "{":
-            opener, start, keys, is_dict = stack[-1]
-            if char == ":":
-                problem = _new_key(keys, text[start:i])
-                if problem:
-                    return problem
-                stack[-1] = (opener, start, keys, True)
-            elif char == ",":
-                if not is_dict:
-                    problem = _new_key(keys, text[start:i])
-                    if problem:
-                        return problem
-                stack[-1] = (opener, i + 1, keys, is_dict)
-    if partial:
-        return None
-    if not text.strip():
-        return "an empty value"
-    if quote:
-        return "an unclosed quote"
-    if stack:
-        return f"an unclosed {stack[-1][0]!r}"
-    return None
-
-
-def _new_key(keys: set[str], raw: str) -> str | None:
-    key = raw.strip()
-    if key in keys:
-        return f"the key {key[:40]} twice"
-    keys.add(key)
-    return None
+    """Why `text` cannot be a builtin value's repr (None: it can, or it is not judged); see `model.repr_grammar`."""
+    return grammar_problem(text, partial=partial)
 
 
 def _decode(body: str) -> str | None:

@@ -1,0 +1,294 @@
+"""The entry locals of a call, known before it runs: literal arguments and values the caller shows.
+
+`entry_values(program, previous)` answers, for a `step_into` from `previous`: if the top frame's line
+starts exactly one call, ``f(...)``, of a plain function of the program, which of ``f``'s parameters
+have a value known now, and their reprs as the first stop in ``f`` will show them. A parameter is
+known when its argument is
+
+- a literal (``ast.literal_eval``: parsing, never running) of an immutable-or-fresh builtin kind
+  whose repr debugpy shows in full (``3``, ``'abc'``, ``[1, (2, 'x')]``, ``{'a': 1}``; no sets, whose
+  order is not the program's, and nothing long enough for debugpy to cut);
+- a name the caller's frame shows among its locals: the call receives that very object, and
+  nothing can change it between the stop and the call, because the statement holds no other call
+  (so no code runs before ``f``'s);
+- left out, with a default that is an immutable literal (an int, a string, a tuple of those).
+
+Only when nothing else can intervene: the statement (or compound statement's header) on that line
+has one call and no lambda, comprehension, ``await``, ``yield`` or ``:=``; ``f`` is a module-level
+``def`` (not ``async``, not decorated, not a generator, no positional-only parameters) and the name ``f`` is bound nowhere else in
+the program; the call has no ``*`` or ``**`` arguments and binds without a ``TypeError``. The
+flow grammar (`model.flow_regex`) then writes those parameters' values as fixed text, and when every
+parameter is known (`KnownEntry.complete`: a module-level function has no free variables), the
+whole locals object.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+
+from model import language as lang
+from protocol.debugger import State, display_key
+
+MAX_ITEMS = 19  # debugpy's SafeRepr shows at most 19 items of a nested collection (59 at the top)
+MAX_TEXT = 128  # ... cuts strings longer than 128 characters inside a collection, and shows [...] two levels down
+MAX_REPR = 2000  # longer literal reprs are left to the model
+
+_INTERVENING = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Await, ast.Yield,
+                ast.YieldFrom, ast.NamedExpr)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    has_default: bool
+    default: str | None  # repr of an immutable literal default (None: none, or not known)
+
+
+@dataclass(frozen=True)
+class Signature:
+    positional: tuple[Param, ...]  # positional-only and positional-or-keyword, in order
+    keyword_only: tuple[Param, ...]
+    varargs: str | None
+    varkw: str | None
+
+
+Argument = tuple[str, str]  # ("repr", text) or ("name", identifier); an unknown argument is None
+
+
+@dataclass(frozen=True)
+class CallSite:
+    function: str
+    positional: tuple[Argument | None, ...]
+    keywords: tuple[tuple[str, Argument | None], ...]
+
+
+@dataclass(frozen=True)
+class KnownEntry:
+    """The known parameters of a call's first stop; `complete` when they are all the locals it shows."""
+
+    values: dict[str, str]
+    complete: bool
+
+    def locals_text(self) -> str:
+        """The first stop's locals object (for a `complete` entry), keys in debugpy's order."""
+        return lang.json_locals({k: self.values[k] for k in sorted(self.values, key=display_key)}, delta=False)
+
+
+def entry_values(program: str, previous: State) -> dict[str, KnownEntry]:
+    """Function name -> its known entry for a call started on `previous`'s top line (see the module docstring)."""
+    if previous.finished or not previous.frames or previous.frames[0].file is not None:
+        return {}
+    top = previous.frames[0]
+    sites, signatures = _analysis(program)
+    site = sites.get(top.line)
+    if site is None:
+        return {}
+    sig = signatures[site.function]
+    values = _bind(sig, site, top.locals)
+    if not values:
+        return {}
+    names = [p.name for p in sig.positional + sig.keyword_only] + [n for n in (sig.varargs, sig.varkw) if n]
+    complete = set(values) == set(names) and not any(n.startswith("__") and n.endswith("__") for n in names)
+    return {site.function: KnownEntry(values, complete)}
+
+
+def literal_repr(node: ast.expr) -> str | None:
+    """The repr debugpy shows for a literal argument, or None (not a literal, a set, or long enough to be cut)."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not _shown_in_full(value):
+        return None
+    text = repr(value)
+    return text if len(text) <= MAX_REPR else None
+
+
+def _shown_in_full(value: object, level: int = 0) -> bool:
+    """Whether debugpy's SafeRepr shows `value` as `repr` does: containers only two levels deep, few items, short inner strings."""
+    if value is None or isinstance(value, (bool, int, float, complex)):
+        return not isinstance(value, int) or abs(value) < 10**100
+    if isinstance(value, (str, bytes)):
+        return level == 0 or len(value) <= MAX_TEXT
+    if level >= 2:
+        return False  # SafeRepr shows a container nested this deep as [...]
+    if isinstance(value, (list, tuple)):
+        return len(value) <= MAX_ITEMS and all(_shown_in_full(v, level + 1) for v in value)
+    if isinstance(value, dict):
+        return len(value) <= MAX_ITEMS and all(_shown_in_full(k, level + 1) and _shown_in_full(v, level + 1) for k, v in value.items())
+    return False  # sets and frozensets (iteration order), bytes-likes and the rest
+
+
+def _immutable(value: object) -> bool:
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return True
+    return isinstance(value, tuple) and all(_immutable(v) for v in value)
+
+
+# ------------------------------------------------------------------------------ static part
+
+
+@lru_cache(maxsize=64)
+def _analysis(program: str) -> tuple[dict[int, CallSite], dict[str, Signature]]:
+    """Call sites by line and the signatures of the plain module-level functions they call."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}, {}
+    signatures = _plain_functions(tree)
+    if not signatures:
+        return {}, {}
+    sites: dict[int, CallSite] = {}
+    for node in ast.walk(tree):
+        for line, expressions in _evaluated_parts(node):
+            site = _site(expressions, signatures)
+            if site is not None and line not in sites:
+                sites[line] = site
+            elif line in sites and site != sites[line]:
+                sites.pop(line)  # two statements on one line: not judged
+    return sites, signatures
+
+
+def _plain_functions(tree: ast.Module) -> dict[str, Signature]:
+    bindings: dict[str, int] = {}
+    for node in ast.walk(tree):
+        for name in _bound_names(node):
+            bindings[name] = bindings.get(name, 0) + 1
+    plain: dict[str, Signature] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or node.decorator_list or node.args.posonlyargs or bindings.get(node.name) != 1:
+            continue
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node)):
+            continue
+        plain[node.name] = _signature(node.args)
+    return plain
+
+
+def _bound_names(node: ast.AST) -> list[str]:
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return [node.id]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    return []
+
+
+def _own_nodes(func: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of `func`'s body outside nested functions, classes and lambdas."""
+    found: list[ast.AST] = []
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _signature(args: ast.arguments) -> Signature:
+    positional = list(args.posonlyargs) + list(args.args)
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    return Signature(
+        positional=tuple(Param(a.arg, d is not None, _default(d)) for a, d in zip(positional, defaults)),
+        keyword_only=tuple(Param(a.arg, d is not None, _default(d)) for a, d in zip(args.kwonlyargs, args.kw_defaults)),
+        varargs=args.vararg.arg if args.vararg else None,
+        varkw=args.kwarg.arg if args.kwarg else None,
+    )
+
+
+def _default(node: ast.expr | None) -> str | None:
+    if node is None:
+        return None
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return literal_repr(node) if _immutable(value) else None
+
+
+def _evaluated_parts(node: ast.AST) -> list[tuple[int, list[ast.expr]]]:
+    """(line, expressions evaluated by a stop on that line) for a simple statement or a compound header."""
+    if isinstance(node, (ast.Expr, ast.Return)) and node.value is not None:
+        return [(node.lineno, [node.value])]
+    if isinstance(node, ast.Assign):
+        return [(node.lineno, [node.value, *node.targets])]
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+        return [(node.lineno, [node.value, node.target])]
+    if isinstance(node, (ast.If, ast.While)):
+        return [(node.lineno, [node.test])]
+    return []
+
+
+def _site(expressions: list[ast.expr], signatures: dict[str, Signature]) -> CallSite | None:
+    nodes = [n for e in expressions for n in ast.walk(e)]
+    calls = [n for n in nodes if isinstance(n, ast.Call)]
+    if len(calls) != 1 or any(isinstance(n, _INTERVENING) for n in nodes):
+        return None
+    call = calls[0]
+    if not isinstance(call.func, ast.Name) or call.func.id not in signatures:
+        return None
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    return CallSite(call.func.id, tuple(_argument(a) for a in call.args), tuple((k.arg, _argument(k.value)) for k in call.keywords))  # type: ignore[misc]
+
+
+def _argument(node: ast.expr) -> Argument | None:
+    if isinstance(node, ast.Name):
+        return ("name", node.id)
+    text = literal_repr(node)
+    return ("repr", text) if text is not None else None
+
+
+# ------------------------------------------------------------------------------ binding
+
+
+def _bind(sig: Signature, site: CallSite, caller_locals: dict[str, str]) -> dict[str, str]:
+    """{parameter: repr} for the parameters whose value is known; {} when the call would not bind."""
+
+    def value(arg: Argument | None) -> str | None:
+        if arg is None:
+            return None
+        kind, text = arg
+        return text if kind == "repr" else caller_locals.get(text)
+
+    bound: dict[str, str | None] = {}
+    for param, arg in zip(sig.positional, site.positional):
+        bound[param.name] = value(arg)
+    extra = site.positional[len(sig.positional):]
+    if extra and sig.varargs is None:
+        return {}
+    if sig.varargs is not None:
+        bound[sig.varargs] = None if extra else "()"  # the extra arguments' reprs nested in a tuple may be cut
+    names = {p.name for p in sig.positional} | {p.name for p in sig.keyword_only}
+    leftover: dict[str, str | None] = {}
+    for key, arg in site.keywords:
+        if key in bound:
+            return {}  # given twice: a TypeError, no frame
+        if key in names:
+            bound[key] = value(arg)
+        elif sig.varkw is not None:
+            leftover[key] = value(arg)
+        else:
+            return {}
+    for param in sig.positional + sig.keyword_only:
+        if param.name not in bound:
+            if not param.has_default:
+                return {}  # missing: a TypeError
+            bound[param.name] = param.default
+    if sig.varkw is not None:
+        bound[sig.varkw] = None if leftover else "{}"
+    return {k: v for k, v in bound.items() if v is not None}
+
+

@@ -1,0 +1,93 @@
+"""Entry locals known before the call (`model.call_args`): the rules, the grammar, and every recorded call."""
+from __future__ import annotations
+
+import pytest
+
+from model import language as lang
+from model.call_args import entry_values, literal_repr
+from model.constraints import state_constraint
+from protocol.debugger import Action, ActionKind, Frame, State, StopReason
+from tests.recorded import recorded_programs
+from tracegen.trees import InverseChain
+
+PROGRAM = "def f(text, n=2, *rest, flag=None, **kw):\n    return text * n\n\nword = 'ab'\nresult = f(word, 3)\n"
+
+
+def _at(line: int, program: str = PROGRAM, **values: str) -> State:
+    source = lang.source_line(program, line)
+    return State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=line, source=source, locals=dict(values))])
+
+
+def test_literals_names_and_defaults_are_known() -> None:
+    known = entry_values(PROGRAM, _at(5, word="'ab'"))["f"]
+    assert known.values == {"text": "'ab'", "n": "3", "rest": "()", "flag": "None", "kw": "{}"} and known.complete
+    assert known.locals_text() == '{"flag":"None","kw":"{}","n":"3","rest":"()","text":"\'ab\'"}'
+    partial = entry_values(PROGRAM, _at(5))["f"]  # word not shown
+    assert partial.values == {"n": "3", "rest": "()", "flag": "None", "kw": "{}"} and not partial.complete
+
+
+@pytest.mark.parametrize("line", [
+    "result = f(g(word))",  # another call first
+    "result = f(*[word])",  # star arguments
+    "result = [f(w) for w in word]",  # a comprehension is a frame of its own
+    "result = f(word, 1, 2, 3, 4, text=1)",  # a TypeError: no frame
+    "result = f()",  # a TypeError: no frame
+])  # fmt: skip
+def test_calls_where_something_else_may_run_are_not_judged(line: str) -> None:
+    program = PROGRAM.replace("result = f(word, 3)", line) + "def g(x):\n    return x\n"
+    known = entry_values(program, _at(5, program, word="'ab'")).get("f")
+    assert known is None or "text" not in known.values
+
+
+def test_rebound_or_decorated_functions_are_not_judged() -> None:
+    assert entry_values(PROGRAM + "f = print\n", _at(5, word="'ab'")) == {}
+    decorated = PROGRAM.replace("def f", "@staticmethod\ndef f").replace("result = f(word, 3)", "\nresult = f(word, 3)")
+    assert entry_values(decorated, _at(6, decorated, word="'ab'")) == {}
+
+
+def test_literal_reprs_are_the_shown_ones() -> None:
+    from tracegen.child_runner import SafeRepr
+
+    import ast
+    for text in ["[1, (2, 'x')]", "[8, [0, 3]]", "{'a': [1.5, None]}", "-3", "'a\\nb'", "(1,)", "b'\\x00'", "1e100", "(1+2j)"]:
+        node = ast.parse(text, mode="eval").body
+        assert literal_repr(node) == SafeRepr()(ast.literal_eval(node))
+    assert literal_repr(ast.parse("{1, 2}", mode="eval").body) is None  # set order is not the program's
+    assert literal_repr(ast.parse(repr(list(range(30))), mode="eval").body) is None  # debugpy cuts long collections
+
+
+def test_step_into_writes_the_known_values() -> None:
+    head = '<|reason_step|><|frame_sep|><module><|line_sep|>5{..}<|call_sep|>f<|line_sep|>2{'
+    partial = state_constraint(PROGRAM, _at(5), action=Action(kind=ActionKind.STEP_INTO), reprs=True)
+    assert partial.allows(head + '"flag":"None","kw":"{}","n":"3"')
+    assert not partial.allows(head + '"flag":"None","kw":"{}","n":"4')
+    whole = state_constraint(PROGRAM, _at(5, word="'ab'"), action=Action(kind=ActionKind.STEP_INTO), reprs=True)
+    assert whole.complete(head + '"flag":"None","kw":"{}","n":"3","rest":"()","text":"\'ab\'"}')
+    assert not whole.allows(head + '"text"')
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_recorded_call_has_the_known_values(seed: int) -> None:
+    checked = 0
+    for source, trace in recorded_programs(25, seed):
+        states = [lang.canonical_state(s, source) for s in InverseChain(trace, max_states=400).states]
+        for previous, state in zip(states, states[1:]):
+            if state.finished or previous.finished or len(state.frames) != len(previous.frames) + 1:
+                continue
+            for name, known in entry_values(source, previous).items():
+                new = state.frames[0]
+                if new.name != name or [f.line for f in state.frames[1:]] != [f.line for f in previous.frames]:
+                    continue
+                for key, text in known.values.items():
+                    assert new.locals.get(key) == text, (source, previous.frames[0].line, key, text, new.locals)
+                    checked += 1
+                if known.complete:
+                    assert known.locals_text() == lang.json_locals(new.locals, delta=False), (source, new.locals)
+    assert checked > 20
+
+
+def test_nested_collections_debugpy_cuts_are_not_known() -> None:
+    import ast
+
+    assert literal_repr(ast.parse("[8, [0, [1]], 3]", mode="eval").body) is None  # shown as [8, [0, [...]], 3]
+    assert literal_repr(ast.parse(repr(["x" * 200]), mode="eval").body) is None
