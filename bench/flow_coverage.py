@@ -49,6 +49,10 @@ class Coverage:
     chain_misses: list[dict] = field(default_factory=list)
     name_misses: list[dict] = field(default_factory=list)
     typed_call_misses: list[dict] = field(default_factory=list)
+    grammar_states: int = 0  # recorded forward states checked against the whole decoding constraint
+    grammar_misses: list[dict] = field(default_factory=list)
+    entries_known: int = 0  # first stops of a call whose parameters `model.call_args` knows (some or all)
+    kept_values: int = 0  # values `model.line_effects` says a step keeps
 
     @property
     def miss_rate(self) -> float:
@@ -66,7 +70,9 @@ class Coverage:
                 f"typed return values: {self.returns} checked, {len(self.return_misses)} of another kind; "
                 f"typed inverse calls: {self.typed_calls} checked, {len(self.typed_call_misses)} outside the grammar; "
                 f"frames with known names: {self.named_frames} checked, {len(self.name_misses)} showing others; "
-                f"stacks: {self.stacks} checked, {len(self.chain_misses)} not a chain of calls")  # fmt: skip
+                f"stacks: {self.stacks} checked, {len(self.chain_misses)} not a chain of calls; "
+                f"whole states: {self.grammar_states} checked ({self.entries_known} calls with known arguments, "
+                f"{self.kept_values} kept values), {len(self.grammar_misses)} refused by the decoding constraint")  # fmt: skip
 
 
 def scripts_for(trace, rng: random.Random, per_program: int, max_steps: int) -> Iterable[tuple[list[int], list[State], list[Action]]]:  # noqa: ANN001
@@ -115,6 +121,7 @@ def check_program(source: str, rng: random.Random, cov: Coverage, *, per_program
             _check_return(source, state, cov, name)
             _check_names(source, state, cov, name)
             _check_chain(source, state, cov, name)
+            _check_grammar(source, previous, action, breakpoints, state, cov, name)
             if state.reason is StopReason.STEP:
                 allowed = flow.top_lines(StopReason.STEP)
                 if allowed is None:
@@ -123,6 +130,26 @@ def check_program(source: str, rng: random.Random, cov: Coverage, *, per_program
                     cov.constrained_steps += 1
                     cov.allowed_lines += len(allowed)
                     cov.executable_lines += executable
+
+
+def _check_grammar(source: str, previous: State, action: Action, breakpoints: list[int], state: State, cov: Coverage,
+                   name: str) -> None:  # fmt: skip
+    """The recorded state, rendered as the model writes it, must be a text the session's decoding constraint allows."""
+    from model import language as lang
+    from model.call_args import entry_values
+    from model.constraints import state_constraint
+    from model.line_effects import kept_locals
+
+    before, after = lang.canonical_state(previous, source), lang.canonical_state(state, source)
+    constraint = state_constraint(source, before, action=action, breakpoints=breakpoints, reprs=True)
+    text = lang.render_state(after, before)[: -len(lang.STATE_END)]
+    cov.grammar_states += 1
+    if action.kind is ActionKind.STEP_INTO:
+        cov.entries_known += len(entry_values(source, before))
+    if action.kind in (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN):
+        cov.kept_values += sum(len(k.kept) for k in kept_locals(source, before, action.kind).values())
+    if not constraint.complete(text):
+        cov.grammar_misses.append({"program": name, "action": action.kind.value, "text": text[:300]})
 
 
 def _check_entry(source: str, previous: State, state: State, cov: Coverage, name: str) -> None:
@@ -226,7 +253,7 @@ def file_sources(folders: Sequence[str]) -> list[tuple[str, str]]:
 # (label, Coverage field, the record's fields printed after the program) of the other checks' misses
 MISS_LINES = (("ENTRY", "entry_misses", ("frame", "locals", "spec")), ("RETURN", "return_misses", ("function", "value", "kinds")),
               ("CHAIN", "chain_misses", ("problem",)), ("NAMES", "name_misses", ("frame", "extra")),
-              ("CALL", "typed_call_misses", ("function", "state")))  # fmt: skip
+              ("CALL", "typed_call_misses", ("function", "state")), ("GRAMMAR", "grammar_misses", ("action", "text")))  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:

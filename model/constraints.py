@@ -66,14 +66,17 @@ class FlowConstraint(RegexConstraint):
 
     def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = ()) -> None:
         from model.call_args import entry_values
+        from model.line_effects import kept_locals
         from model.flow import next_locations
         from model.flow_regex import flow_state_regex
         from protocol.debugger import ActionKind
 
         self.flow = next_locations(program, previous, action, breakpoints)
         entry = entry_values(program, previous) if action.kind is ActionKind.STEP_INTO else None
-        super().__init__(flow_state_regex(program, previous, self.flow, include_end=False, entry=entry))
-        self.regex = flow_state_regex(program, previous, self.flow, include_end=True, entry=entry)
+        steps = (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN)
+        kept = kept_locals(program, previous, action.kind) if action.kind in steps else None
+        super().__init__(flow_state_regex(program, previous, self.flow, include_end=False, entry=entry, kept=kept))
+        self.regex = flow_state_regex(program, previous, self.flow, include_end=True, entry=entry, kept=kept)
 
 
 class InverseCallConstraint(RegexConstraint):

@@ -23,6 +23,7 @@ from protocol.debugger import Ending, Frame, State
 
 if TYPE_CHECKING:
     from model.call_args import KnownEntry
+    from model.line_effects import KeptLocals
 
 Names = dict[tuple[str, int], frozenset[str]]  # (code object name, line) -> visible names (`model.frame_names`)
 
@@ -43,9 +44,11 @@ def kept_frames(old: list[Frame], depth: int) -> str:
     return "".join(f"{re.escape(lang.FRAME_SEP)}{re.escape(f.name)}{re.escape(lang.LINE_SEP)}{f.line}{lang.LOCALS_ANY_RE}" for f in old[:depth])
 
 
-def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" = None, known: "KnownEntry | None" = None) -> str:
+def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" = None, known: "KnownEntry | None" = None,
+           kept: "KeptLocals | None" = None) -> str:  # fmt: skip
     """A top frame `name` on one of `lines`; with `names` (`model.frame_names`), its locals' keys are the names visible on that line.
-    `known` (a new frame's known parameters, `model.call_args`): those keys only with their values, or the whole locals object."""
+    `known` (a new frame's known parameters, `model.call_args`): those keys only with their values, or the whole locals object.
+    `kept` (a continued frame after one step, `model.line_effects`): a delta lists only what may change, kept values stay."""
     lines = set(lines)
     if not lines:
         return ""
@@ -59,10 +62,22 @@ def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" =
     groups: dict[frozenset[str] | None, list[int]] = {}
     for line in sorted(lines):
         groups.setdefault(names.get((name, line)), []).append(line)
-    options = [_lines(group) + (locals_regex(visible, continued, fixed) if visible is not None else
-                                (lang.LOCALS_ANY_RE if continued else lang.FULL_LOCALS_RE))
-               for visible, group in groups.items()]  # fmt: skip
-    return head + alt(options)
+    def body(visible: frozenset[str] | None) -> str:
+        if visible is None:
+            return lang.LOCALS_ANY_RE if continued else lang.FULL_LOCALS_RE
+        if kept is not None and continued:
+            return kept_locals_regex(visible, kept)
+        return locals_regex(visible, continued, fixed)
+
+    return head + alt(_lines(group) + body(visible) for visible, group in groups.items())
+
+
+def kept_locals_regex(visible: frozenset[str], kept: "KeptLocals") -> str:
+    """A continued frame's locals after one step: a delta of the names that may change, or in full with the kept values."""
+    delta = alt(re.escape(lang.json_string(k)) for k in sorted(kept.delta_keys(visible)))
+    delta_re = f"\\{{(?:{delta}:{lang.JSON_STRING_RE},)*\\.\\.\\}}" if delta else r"\{\.\.\}"
+    full = locals_regex(kept.full_keys(visible), False, kept.kept)
+    return f"(?:{delta_re}|{full})"
 
 
 def locals_regex(visible: Iterable[str], delta_allowed: bool, fixed: "Mapping[str, str] | None" = None) -> str:
@@ -81,11 +96,12 @@ def locals_regex(visible: Iterable[str], delta_allowed: bool, fixed: "Mapping[st
 
 
 def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None,
-           entry: "Mapping[str, KnownEntry] | None" = None) -> str:  # fmt: skip
+           entry: "Mapping[str, KnownEntry] | None" = None, kept: "Mapping[int, KeptLocals] | None" = None) -> str:  # fmt: skip
     if isinstance(shape, Continue):
         if shape.depth >= len(old) or not shape.lines:
             return ""
-        head = _frame(lang.FRAME_SEP, old[shape.depth].name, shape.lines, names if old[shape.depth].file is None else None)
+        head = _frame(lang.FRAME_SEP, old[shape.depth].name, shape.lines, names if old[shape.depth].file is None else None,
+                      kept=(kept or {}).get(shape.depth))  # fmt: skip
         return kept_frames(old, shape.depth) + head
     if isinstance(shape, Push):
         options = []
@@ -135,9 +151,10 @@ def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo) -> str
 
 
 def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_end: bool = True,
-                     entry: "Mapping[str, KnownEntry] | None" = None) -> str:  # fmt: skip
+                     entry: "Mapping[str, KnownEntry] | None" = None, kept: "Mapping[int, KeptLocals] | None" = None) -> str:  # fmt: skip
     """A regex of the state texts after `previous` that `flow` allows (see the module docstring); `entry`
-    (`model.call_args.entry_values`, for a step_into) fixes known parameters of a frame the top frame's line calls."""
+    (`model.call_args.entry_values`, for a step_into) fixes known parameters of a frame the top frame's line calls;
+    `kept` (`model.line_effects.kept_locals`, for a step) narrows the continued frames' locals."""
     if flow.unconstrained:
         return lang.state_regex(program, previous, include_end=include_end)
     info = lang.program_info(program)
@@ -148,7 +165,8 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
     running = []
     for token, shapes in ((lang.REASON_STEP, flow.step), (lang.REASON_BREAKPOINT, flow.breakpoint),
                           (lang.REASON_EXCEPTION, flow.exception)):  # fmt: skip
-        stacks = alt(s for s in (_shape(shape, old, info, names, entry) for shape in shapes) if s)
+        steps_kept = kept if token == lang.REASON_STEP else None  # a breakpoint may stop after more lines of the frame ran
+        stacks = alt(s for s in (_shape(shape, old, info, names, entry, steps_kept) for shape in shapes) if s)
         if stacks:
             running.append(re.escape(token) + stacks)
     endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]]

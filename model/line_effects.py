@@ -1,0 +1,133 @@
+"""Which of a frame's shown values a single step cannot change (static, nothing is run).
+
+Between a stop on line L and the frame's next *step* stop after ``step_into``, ``step_over`` or
+``step_return`` (the same frame, one line on, or back from a call; not a breakpoint, which a
+``step_return`` may reach after more lines of the frame ran), this frame runs only line L's
+statement (a compound statement: its header). Called code runs too, but it cannot rebind this
+frame's names: only a ``global`` (for the module's frame) or ``nonlocal`` (for an enclosing
+function's) declaration lets it. So a name that L does not bind and no function declares
+``global``/``nonlocal`` keeps its object; if that object is immutable (its repr is an int, float,
+complex, string, bytes, bool or None literal) it keeps its repr too. A mutable value (a list...)
+may change through any alias, and stays free.
+
+`kept_locals(program, previous)` gives, per frame of the stack (outermost first), the names the
+step may rebind there and the immutable values it must keep, from `model.frame_names`' binding
+sites (so the same programs are left out: ``exec``, ``globals()``, class bodies...; a program that
+defines ``__repr__`` too, since its reprs can look like literals). The flow grammar
+(`model.flow_regex`) then allows a continued frame's delta to list only those names and, written in
+full, the kept values unchanged. Checked on recorded runs (tests/test_line_effects.py).
+"""
+from __future__ import annotations
+
+import ast
+import symtable
+from dataclasses import dataclass
+from functools import lru_cache
+
+from protocol.debugger import ActionKind, State
+
+_IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
+
+
+@dataclass(frozen=True)
+class KeptLocals:
+    """A continued frame's locals after one step: `rebindable` names may change or appear; `kept` values may not."""
+
+    rebindable: frozenset[str]
+    kept: dict[str, str]
+    shown: frozenset[str]  # the frame's keys before the step
+
+    def delta_keys(self, visible: frozenset[str]) -> frozenset[str]:
+        """The keys a delta of the frame may list: changed values and new names."""
+        return frozenset(k for k in visible if k not in self.kept and (k in self.shown or k in self.rebindable))
+
+    def full_keys(self, visible: frozenset[str]) -> frozenset[str]:
+        """The keys the frame written in full may hold (the kept ones only with their values)."""
+        return frozenset(k for k in visible if k in self.shown or k in self.rebindable)
+
+
+def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.STEP_INTO) -> dict[int, KeptLocals]:
+    """Depth (outermost frame 0) -> what `action` (a step) from `previous` may change in that frame (missing: not known).
+
+    The stepping (top) frame after ``step_return`` is left out (it stops there only at a breakpoint), and
+    so are the frames below it after ``step_over``/``step_return`` from a generator or coroutine: a
+    return at a ``yield`` is not a stop, so the caller may run many lines before the next one.
+    """
+    rebinds, suspendable = _rebinds(program)
+    if not rebinds or previous.finished or not previous.frames:
+        return {}
+    top = len(previous.frames) - 1
+    below_ok = action is ActionKind.STEP_INTO or previous.frames[0].name not in suspendable
+    out: dict[int, KeptLocals] = {}
+    for depth, frame in enumerate(reversed(previous.frames)):
+        if frame.file is not None or (depth == top and action is ActionKind.STEP_RETURN) or (depth < top and not below_ok):
+            continue
+        names = rebinds.get((frame.name, frame.line))
+        if names is None:
+            continue
+        kept = {k: v for k, v in frame.locals.items() if k not in names and is_immutable_repr(v)}
+        out[depth] = KeptLocals(names, kept, frozenset(frame.locals))
+    return out
+
+
+def is_immutable_repr(text: str) -> bool:
+    """Whether `text` is the repr of an immutable builtin atom (parsed as a literal, never run)."""
+    if len(text) > 10_000:
+        return False
+    try:
+        return isinstance(ast.literal_eval(text), _IMMUTABLE)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
+@lru_cache(maxsize=32)
+def _rebinds(program: str) -> tuple[dict[tuple[str, int], frozenset[str]], frozenset[str]]:
+    """((code object name, line) -> the names a step from a stop there may rebind in that frame, the names of
+    generator and coroutine code objects)."""
+    from model.flow import FlowUnavailable, program_flow
+    from model.frame_names import _bindings, _header_lines, frame_names
+
+    if "__repr__" in program or not frame_names(program):
+        return {}, frozenset()
+    try:
+        flow = program_flow(program)
+        tree = ast.parse(program)
+        top = symtable.symtable(program, "<program>", "exec")
+    except (FlowUnavailable, SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}, frozenset()
+    suspendable = frozenset(s.name for s in flow.scopes if s.generator or isinstance(s.node, ast.AsyncFunctionDef))
+    declared_global, declared_nonlocal = _declared(top)
+    out: dict[tuple[str, int], frozenset[str] | None] = {}
+    for scope in flow.scopes:
+        if scope.kind == "module":
+            body, always = tree.body, declared_global
+        elif scope.kind == "function":
+            body, always = scope.node.body, declared_nonlocal  # type: ignore[attr-defined]
+        else:
+            continue
+        at: dict[int, set[str]] = {line: set(always) for line in scope.lines}
+        for name, stmt in _bindings(body):
+            lines = _header_lines(stmt, scope.lines) or scope.lines  # no line event of its own: any step may bind it
+            for line in lines:
+                at[line].add(name)
+        for line, names in at.items():
+            key = (scope.name, line)
+            out[key] = None if key in out else frozenset(names)  # two code objects share the name and line: unknown
+    return {k: v for k, v in out.items() if v is not None}, suspendable
+
+
+def _declared(table: symtable.SymbolTable) -> tuple[frozenset[str], frozenset[str]]:
+    """Names some function declares ``global``, and names some function declares ``nonlocal``."""
+    glob: set[str] = set()
+    nonloc: set[str] = set()
+    todo = [table]
+    while todo:
+        t = todo.pop()
+        todo.extend(t.get_children())
+        for name in t.get_identifiers():
+            symbol = t.lookup(name)
+            if symbol.is_declared_global():
+                glob.add(name)
+            elif symbol.is_nonlocal() or (symbol.is_free() and symbol.is_assigned()):
+                nonloc.add(name)
+    return frozenset(glob), frozenset(nonloc)

@@ -1,0 +1,69 @@
+"""What one step cannot change (`model.line_effects`): the rule, the grammar, and every recorded step."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from model import language as lang
+from model.constraints import state_constraint
+from model.line_effects import is_immutable_repr, kept_locals
+from protocol.debugger import Action, ActionKind, Frame, State, StopReason
+from tests.recorded import recorded_programs
+
+PROGRAM = "n = 1\nxs = [1]\nname = 'a'\nxs.append(n)\nn = n + 1\nprint(n)\n"
+
+
+def _at(line: int, program: str = PROGRAM, **values: str) -> State:
+    return State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=line, source=lang.source_line(program, line), locals=dict(values))])
+
+
+def test_immutable_reprs() -> None:
+    assert all(is_immutable_repr(t) for t in ["1", "-2.5", "'a'", "b'x'", "None", "True", "(1+2j)"])
+    assert not any(is_immutable_repr(t) for t in ["[1]", "(1, [2])", "{}", "<object at 0x?>", "inf", "deque([])"])
+
+
+def test_a_line_keeps_what_it_does_not_bind() -> None:
+    kept = kept_locals(PROGRAM, _at(4, n="1", xs="[1]", name="'a'"))[0]
+    assert kept.kept == {"n": "1", "name": "'a'"}  # xs is mutable: free
+    assert kept_locals(PROGRAM, _at(5, n="1", xs="[1, 1]", name="'a'"))[0].kept == {"name": "'a'"}
+    assert kept_locals(PROGRAM + "def f():\n    global n\n    n = 0\n", _at(4, n="1", name="'a'"))[0].kept == {"name": "'a'"}
+    assert kept_locals(PROGRAM + "exec('n = 2')\n", _at(4, n="1")) == {}
+    assert kept_locals(PROGRAM + "class C:\n    def __repr__(self):\n        return '1'\n", _at(4, n="1")) == {}
+
+
+def test_the_step_grammar_keeps_them() -> None:
+    previous = _at(4, n="1", xs="[1]", name="'a'")
+    constraint = state_constraint(PROGRAM, previous, action=Action(kind=ActionKind.STEP_OVER), reprs=True)
+    head = "<|reason_step|><|frame_sep|><module><|line_sep|>5"
+    assert constraint.complete(head + '{"xs":"[1, 1]",..}')
+    assert constraint.complete(head + "{..}")
+    assert not constraint.complete(head + '{"n":"1",..}')  # a delta lists only what may change
+    assert not constraint.allows(head + '{"name":"\'b')
+    assert constraint.allows(head + '{"n":"1","name":"\'a\'"')  # in full, the kept values
+    assert not constraint.allows(head + '{"n":"2"')
+    cont = state_constraint(PROGRAM, previous, action=Action(kind=ActionKind.CONTINUE), breakpoints=[6], reprs=True)
+    assert cont.allows('<|reason_breakpoint|><|frame_sep|><module><|line_sep|>6{"n"')  # more than one line may run
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_recorded_step_keeps_them(seed: int) -> None:
+    from bench.flow_coverage import scripts_for
+
+    rng = random.Random(seed)
+    checked = 0
+    for source, trace in recorded_programs(25, seed):
+        for _, states, actions in scripts_for(trace, rng, 2, 30):
+            for action, previous, state in zip(actions, states, states[1:]):
+                if action.kind not in (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN) or state.reason is not StopReason.STEP:
+                    continue
+                old, new = list(reversed(previous.frames)), list(reversed(state.frames))
+                for depth, kept in kept_locals(source, lang.canonical_state(previous, source), action.kind).items():
+                    if depth >= len(new) or new[depth].name != old[depth].name or len(new) != depth + 1:
+                        continue  # only the continued top frame
+                    after = lang.canonical_state(state, source).frames[len(new) - 1 - depth].locals
+                    for key, value in kept.kept.items():
+                        assert after.get(key) == value, (source, old[depth].line, new[depth].line, action.kind, key, value, after)
+                        checked += 1
+                    assert set(after) <= kept.shown | kept.rebindable, (source, old[depth].line, set(after) - kept.shown)
+    assert checked > 100
