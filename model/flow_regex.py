@@ -5,7 +5,9 @@ replaced per reason: `<|reason_step|>` only with the flow's step shapes (each fr
 allowed set, kept frames on their exact line, a new frame only where a call can start one),
 `<|reason_breakpoint|>` only with the top frame on a breakpoint line, `<|reason_exception|>` any
 stack, `<|reason_entry|>` never after a forward action, and the endings other than `<|exit_never|>`
-only where the program may end. Frame markers follow the language's rule 2 (`<|frame_sep|>` for a
+only where the program may end. Exception info (`<|exception_sep|>`) only at an exception stop or
+the end, a return value only at a stop in a running program (the recorders' rule: debugpy's
+``exceptionInfo`` is asked at exception stops). Frame markers follow the language's rule 2 (`<|frame_sep|>` for a
 frame that continues the previous state's frame at that depth). An unconstrained flow gives
 `state_regex` unchanged. Like `state_regex`: no look-arounds or back-references (vLLM's grammar
 engines take it as is).
@@ -24,6 +26,9 @@ from protocol.debugger import Ending, Frame, State
 if TYPE_CHECKING:
     from model.call_args import KnownEntry
     from model.line_effects import KeptLocals
+
+# the exception in flight: debugpy's exceptionInfo, asked only at an exception stop (and kept for the end after an uncaught one)
+EXCEPTION_TAIL_RE = f"(?:{re.escape(lang.EXCEPTION_SEP)}{lang.EXCEPTION_TYPE_RE}{lang.JSON_STRING_RE})?"
 
 Names = dict[tuple[str, int], frozenset[str]]  # (code object name, line) -> visible names (`model.frame_names`)
 
@@ -163,20 +168,17 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
     old = list(reversed(previous.frames))
     names = frame_names(program)
     running = []
+    returned = f"(?:{re.escape(lang.RETURN_SEP)}{return_value_regex(program, info.names or ())})?"
     for token, shapes in ((lang.REASON_STEP, flow.step), (lang.REASON_BREAKPOINT, flow.breakpoint),
                           (lang.REASON_EXCEPTION, flow.exception)):  # fmt: skip
         steps_kept = kept if token == lang.REASON_STEP else None  # a breakpoint may stop after more lines of the frame ran
         stacks = alt(s for s in (_shape(shape, old, info, names, entry, steps_kept) for shape in shapes) if s)
         if stacks:
-            running.append(re.escape(token) + stacks)
+            raised = EXCEPTION_TAIL_RE if token == lang.REASON_EXCEPTION else ""  # exception info only at an exception stop
+            running.append(re.escape(token) + stacks + returned + raised)
     endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]]
-    running.append(alt(re.escape(t) for t in endings) + "(?:-?[0-9]{1,9})?")
-    tail = (
-        f"(?:{re.escape(lang.RETURN_SEP)}{return_value_regex(program, info.names or ())})?"
-        f"(?:{re.escape(lang.EXCEPTION_SEP)}{lang.EXCEPTION_TYPE_RE}{lang.JSON_STRING_RE})?"
-        f"(?:{re.escape(lang.STDOUT)}{lang.JSON_STRING_RE})?"
-    )
-    return alt(running) + tail + (re.escape(lang.STATE_END) if include_end else "")
+    running.append(alt(re.escape(t) for t in endings) + "(?:-?[0-9]{1,9})?" + EXCEPTION_TAIL_RE)
+    return alt(running) + f"(?:{re.escape(lang.STDOUT)}{lang.JSON_STRING_RE})?" + (re.escape(lang.STATE_END) if include_end else "")
 
 
 def return_value_regex(program: str, names: Iterable[str]) -> str:
