@@ -15,13 +15,13 @@ engines take it as is).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from model import language as lang
 from model.flow import AnyStack, Continue, FlowSet, Push, Shape
 from model.frame_names import frame_names
-from protocol.debugger import Ending, Frame, State
+from protocol.debugger import Ending, Frame, State, display_key
 
 if TYPE_CHECKING:
     from model.call_args import KnownEntry
@@ -50,7 +50,7 @@ def kept_frames(old: list[Frame], depth: int) -> str:
 
 
 def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" = None, known: "KnownEntry | None" = None,
-           kept: "KeptLocals | None" = None) -> str:  # fmt: skip
+           kept: "KeptLocals | None" = None, base: "Sequence[str] | None" = None) -> str:  # fmt: skip
     """A top frame `name` on one of `lines`; with `names` (`model.frame_names`), its locals' keys are the names visible on that line.
     `known` (a new frame's known parameters, `model.call_args`): those keys only with their values, or the whole locals object.
     `kept` (a continued frame after one step, `model.line_effects`): a delta lists only what may change, kept values stay."""
@@ -72,32 +72,64 @@ def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" =
             return lang.LOCALS_ANY_RE if continued else lang.FULL_LOCALS_RE
         if kept is not None and continued:
             return kept_locals_regex(visible, kept)
-        return locals_regex(visible, continued, fixed)
+        return locals_regex(visible, continued, fixed, base)
 
     return head + alt(_lines(group) + body(visible) for visible, group in groups.items())
 
 
 def kept_locals_regex(visible: frozenset[str], kept: "KeptLocals") -> str:
     """A continued frame's locals after one step: a delta of the names that may change, or in full with the kept values."""
-    delta = alt(re.escape(lang.json_string(k)) for k in sorted(kept.delta_keys(visible)))
-    delta_re = f"\\{{(?:{delta}:{lang.JSON_STRING_RE},)*\\.\\.\\}}" if delta else r"\{\.\.\}"
-    full = locals_regex(kept.full_keys(visible), False, kept.kept)
-    return f"(?:{delta_re}|{full})"
+    delta = delta_locals_regex(_delta_order(kept.delta_keys(visible), kept.order))
+    return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), kept.kept)})"
 
 
-def locals_regex(visible: Iterable[str], delta_allowed: bool, fixed: "Mapping[str, str] | None" = None) -> str:
-    """A frame's locals object whose keys are among `visible` (in full, or with `delta_allowed` also as a delta);
-    a key of `fixed` only with its value there."""
-    keys = sorted(visible)
-    fixed = fixed or {}
-    free = alt(re.escape(lang.json_string(k)) for k in keys if k not in fixed)
-    if not keys:
-        return r"(?:\{\}|\{\.\.\})" if delta_allowed else r"\{\}"
-    pairs = [f"{free}:{lang.JSON_STRING_RE}"] if free else []
-    pairs += [re.escape(f"{lang.json_string(k)}:{lang.json_string(fixed[k])}") for k in keys if k in fixed]
-    pair = alt(pairs)
-    full = rf"\{{(?:{pair}(?:,{pair})*)?\}}"
-    return f"(?:{full}|\\{{(?:{pair},)*\\.\\.\\}})" if delta_allowed else full
+def locals_regex(visible: Iterable[str], delta_allowed: bool, fixed: "Mapping[str, str] | None" = None,
+                 base: "Sequence[str] | None" = None) -> str:  # fmt: skip
+    """A frame's locals object whose keys are among `visible` (in full, or with `delta_allowed` also as a delta
+    against a frame that showed `base`, in that order); a key of `fixed` only with its value there."""
+    full = full_locals_regex(visible, fixed)
+    if not delta_allowed:
+        return full
+    keys = frozenset(visible)
+    delta = delta_locals_regex(_delta_order(keys, base)) if base is not None else _unordered_delta(keys)
+    return f"(?:{full}|{delta})"
+
+
+MAX_ORDERED = 16  # more keys than this: the full object's keys in any order (the ordered regex grows with the square)
+
+
+def _pair(key: str, fixed: "Mapping[str, str] | None") -> str:
+    value = re.escape(lang.json_string(fixed[key])) if fixed and key in fixed else lang.JSON_STRING_RE
+    return re.escape(lang.json_string(key)) + ":" + value
+
+
+def full_locals_regex(keys: Iterable[str], fixed: "Mapping[str, str] | None" = None) -> str:
+    """A full locals object: some of `keys`, each at most once, in debugpy's order (`protocol.debugger.display_key`)."""
+    ordered = sorted(set(keys), key=display_key)
+    if not ordered:
+        return r"\{\}"
+    pairs = [_pair(k, fixed) for k in ordered]
+    if len(pairs) > MAX_ORDERED:
+        pair = alt(pairs)
+        return rf"\{{(?:{pair}(?:,{pair})*)?\}}"
+    starts = [pairs[i] + "".join(f"(?:,{p})?" for p in pairs[i + 1:]) for i in range(len(pairs))]
+    return rf"\{{{alt(starts)}?\}}"
+
+
+def delta_locals_regex(ordered: Sequence[str]) -> str:
+    """A delta: some of `ordered` (each at most once, in that order), then ``..}``."""
+    return r"\{" + "".join(f"(?:{_pair(k, None)},)?" for k in ordered) + r"\.\.\}"
+
+
+def _unordered_delta(keys: frozenset[str]) -> str:
+    key = alt(re.escape(lang.json_string(k)) for k in sorted(keys))
+    return f"\\{{(?:{key}:{lang.JSON_STRING_RE},)*\\.\\.\\}}" if key else r"\{\.\.\}"
+
+
+def _delta_order(keys: frozenset[str], base: "Sequence[str] | None") -> list[str]:
+    """The order a delta lists `keys` in: changed ones in the old frame's order, then new ones in debugpy's."""
+    base = list(base or ())
+    return [k for k in base if k in keys] + sorted((k for k in keys if k not in base), key=display_key)
 
 
 def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None,
@@ -106,14 +138,15 @@ def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names
         if shape.depth >= len(old) or not shape.lines:
             return ""
         head = _frame(lang.FRAME_SEP, old[shape.depth].name, shape.lines, names if old[shape.depth].file is None else None,
-                      kept=(kept or {}).get(shape.depth))  # fmt: skip
+                      kept=(kept or {}).get(shape.depth), base=list(old[shape.depth].locals))  # fmt: skip
         return kept_frames(old, shape.depth) + head
     if isinstance(shape, Push):
         options = []
         for name, lines in sorted(shape.frames, key=lambda f: f[0]):
             continues = shape.depth < len(old) and old[shape.depth].name == name and old[shape.depth].file is None
             known = (entry or {}).get(name) if shape.depth == len(old) else None  # a call from the top frame's line
-            options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines, names, known))
+            base = list(old[shape.depth].locals) if continues else None
+            options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines, names, known, base=base))
         body = alt(o for o in options if o)
         return kept_frames(old, shape.depth) + body if body else ""
     return _any_stack(shape, old, info)

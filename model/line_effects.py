@@ -36,6 +36,7 @@ class KeptLocals:
     rebindable: frozenset[str]
     kept: dict[str, str]
     shown: frozenset[str]  # the frame's keys before the step
+    order: tuple[str, ...] = ()  # the same, in the order the frame showed them
 
     def delta_keys(self, visible: frozenset[str]) -> frozenset[str]:
         """The keys a delta of the frame may list: changed values and new names."""
@@ -66,7 +67,7 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
         if names is None:
             continue
         kept = {k: v for k, v in frame.locals.items() if k not in names and is_immutable_repr(v)}
-        out[depth] = KeptLocals(names, kept, frozenset(frame.locals))
+        out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals))
     return out
 
 
