@@ -133,6 +133,9 @@ def test_every_recorded_stop_of_the_examples_and_a_tricky_program_is_in_the_set(
         check_program(source, rng, cov, per_program=3, max_steps=40, name=name)
     assert cov.steps > 1000 and cov.by_action["step_into"] > 400 and cov.by_action["step_over"] > 200
     assert not cov.misses, [(m["program"], m["action"], m["previous"], m["next"]) for m in cov.misses[:5]]
+    # every recorded state, as the model writes it, is allowed by the session's whole decoding constraint
+    assert cov.grammar_states == cov.steps and cov.entries_known > 50 and cov.kept_values > 1000
+    assert not cov.grammar_misses, cov.grammar_misses[:3]
     # and it narrows: a step stop may be on a few lines, not on any of the program's lines
     assert cov.allowed_lines / cov.constrained_steps < 0.4 * cov.executable_lines / cov.constrained_steps
 
