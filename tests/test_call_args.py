@@ -46,9 +46,9 @@ def test_rebound_or_decorated_functions_are_not_judged() -> None:
 
 
 def test_literal_reprs_are_the_shown_ones() -> None:
-    from tracegen.child_runner import SafeRepr
-
     import ast
+
+    from tracegen.child_runner import SafeRepr
     for text in ["[1, (2, 'x')]", "[8, [0, 3]]", "{'a': [1.5, None]}", "-3", "'a\\nb'", "(1,)", "b'\\x00'", "1e100", "(1+2j)"]:
         node = ast.parse(text, mode="eval").body
         assert literal_repr(node) == SafeRepr()(ast.literal_eval(node))
