@@ -139,14 +139,12 @@ def _analysis(program: str) -> tuple[dict[int, CallSite], dict[str, Signature]]:
     signatures = _plain_functions(tree)
     if not signatures:
         return {}, {}
-    sites: dict[int, CallSite] = {}
+    found: dict[int, list[CallSite | None]] = {}
     for node in ast.walk(tree):
         for line, expressions in _evaluated_parts(node):
-            site = _site(expressions, signatures)
-            if site is not None and line not in sites:
-                sites[line] = site
-            elif line in sites and site != sites[line]:
-                sites.pop(line)  # two statements on one line: not judged
+            found.setdefault(line, []).append(_site(expressions, signatures))
+    # a line with two statements (`if f(1): g(2)`) is not judged
+    sites = {line: only[0] for line, only in found.items() if len(only) == 1 and only[0] is not None}
     return sites, signatures
 
 

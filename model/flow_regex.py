@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from model import language as lang
@@ -231,8 +232,10 @@ def return_value_regex(program: str, names: Iterable[str]) -> str:
     return f"(?:{name_re}\\.)?{alt(options)}"
 
 
+@lru_cache(maxsize=32)
 def _imports(program: str) -> bool:
-    """Whether the program imports anything (or cannot be parsed): its calls may return from library Python code."""
+    """Whether the program imports anything (or cannot be parsed): its calls may return from library Python code.
+    Cached: asked for every forward step's grammar."""
     import ast
 
     try:
