@@ -1,0 +1,148 @@
+"""Inverse trajectories posed like CruxEval-I: the arguments of the call that just returned are hidden.
+
+An inverse trajectory that starts on a module-level calling line just after a return (the sampler's
+``RETURN_START_FRACTION``) teaches ``inv_step_call``: predict the callee's entry locals. In the recorded
+program the arguments are written on that line, so the model can copy them; CruxEval-I shows
+``result = f(...)`` and asks for them. `hide_call_arguments` rewrites such a trajectory so the call reads
+``name(...)`` on its line (in the program and in every frame that shows the line), which makes the model
+infer the arguments from the return value and the callee's body, as CruxEval-I asks.
+
+Only the shown text changes: line numbers, states and actions stay as recorded. A trajectory is left
+alone (None) unless its first stop is in the main program's ``<module>`` frame alone, on a one-line
+statement that makes exactly one call to the function that returned (a plain or attribute name).
+
+Command line: ``python -m tracegen.posing SOURCE OUT`` writes the hidden-call versions of every
+qualifying trajectory under SOURCE as shards under OUT (``meta["posing"] = "hidden-call"``).
+"""
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import typer
+
+from protocol.debugger import Frame, State, Trajectory
+
+HIDDEN = "..."  # what the hidden argument text reads, as CruxEval-I's calling line shows it
+MODULE = "<module>"
+POSING_KEY = "posing"
+POSING = "hidden-call"
+
+
+def hide_call_arguments(traj: Trajectory) -> Trajectory | None:
+    """`traj` with the returned call's arguments hidden, or None when it does not start like CruxEval-I."""
+    start = traj.initial
+    if traj.direction != "inverse" or start.return_value is None or len(start.frames) != 1:
+        return None
+    frame = start.frames[0]
+    if frame.name != MODULE or frame.file is not None:
+        return None
+    lines = traj.program.splitlines(keepends=True)
+    if not 0 < frame.line <= len(lines):
+        return None
+    hidden = _hidden_line(traj.program, frame.line, start.return_value.name)
+    if hidden is None:
+        return None
+    old_text = lines[frame.line - 1]
+    lines[frame.line - 1] = hidden + old_text[len(old_text.rstrip("\r\n")):]
+    shown = hidden.strip()
+    return traj.model_copy(update={
+        "program": "".join(lines),
+        "initial": _rewrite_state(start, frame.line, shown),
+        "steps": [step.model_copy(update={"state": _rewrite_state(step.state, frame.line, shown)}) for step in traj.steps],
+        "meta": {**traj.meta, POSING_KEY: POSING},
+    })
+
+
+def _hidden_line(program: str, line: int, callee: str) -> str | None:
+    """The text of `line` with the one call of `callee` on it reading ``callee(...)``; None if not exactly one."""
+    try:
+        tree = ast.parse(program)
+    except SyntaxError:
+        return None
+    statement = next((s for s in tree.body if s.lineno == line), None)
+    if statement is None or statement.end_lineno != line:
+        return None
+    calls = [n for n in ast.walk(statement) if isinstance(n, ast.Call) and _called_name(n) == callee]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    if not (call.args or call.keywords) or call.end_col_offset is None or call.func.end_col_offset is None:
+        return None
+    raw = program.splitlines()[line - 1].encode("utf-8")  # ast offsets count UTF-8 bytes
+    head, tail = raw[:call.func.end_col_offset], raw[call.end_col_offset:]
+    return (head + f"({HIDDEN})".encode() + tail).decode("utf-8")
+
+
+def _called_name(call: ast.Call) -> str | None:
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    return None
+
+
+def _rewrite_state(state: State, line: int, shown: str) -> State:
+    frames = [_rewrite_frame(f, line, shown) for f in state.frames]
+    return state.model_copy(update={"frames": frames})
+
+
+def _rewrite_frame(frame: Frame, line: int, shown: str) -> Frame:
+    if frame.name == MODULE and frame.file is None and frame.line == line:
+        return frame.model_copy(update={"source": shown})
+    return frame
+
+
+def hidden_call_trajectories(trajectories: Iterable[Trajectory]) -> Iterator[Trajectory]:
+    """The hidden-call version of each trajectory that has one."""
+    for traj in trajectories:
+        hidden = hide_call_arguments(traj)
+        if hidden is not None:
+            yield hidden
+
+
+app = typer.Typer(add_completion=False, help="Write CruxEval-I-posed (hidden-call) versions of inverse trajectories.")
+
+
+@app.command()
+def main(
+    source: list[Path] = typer.Argument(..., help="trajectory shard folders or files (*.jsonl)"),
+    out: Path = typer.Option(..., help="folder to write shards into"),
+    shard_size: int = typer.Option(1000, min=1, help="trajectories per output shard"),
+) -> None:
+    """Read SOURCE shards, write the hidden-call trajectories to OUT and print the counts."""
+    from tracegen.dataset import read_shard
+
+    paths = sorted(p for s in source for p in ([s] if s.is_file() else s.glob("shard-*.jsonl")))
+    if not paths:
+        typer.echo(f"error: no shard-*.jsonl under {', '.join(map(str, source))}", err=True)
+        raise typer.Exit(2)
+    out.mkdir(parents=True, exist_ok=True)
+    read = written = 0
+    buffer: list[str] = []
+    for path in paths:
+        for traj in read_shard(path):
+            read += 1
+            hidden = hide_call_arguments(traj)
+            if hidden is None:
+                continue
+            buffer.append(hidden.model_dump_json())
+            written += 1
+            if len(buffer) == shard_size:
+                _flush(out, written // shard_size - 1, buffer)
+    if buffer:
+        _flush(out, (written - 1) // shard_size, buffer)
+    typer.echo(json.dumps({"read": read, "written": written, "out": str(out)}))
+
+
+def _flush(out: Path, index: int, buffer: list[str]) -> None:
+    from tracegen.dataset import shard_name
+
+    (out / shard_name(index)).write_text("\n".join(buffer) + "\n")
+    buffer.clear()
+
+
+if __name__ == "__main__":
+    app()
