@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import typer
@@ -42,11 +41,11 @@ def hide_call_arguments(traj: Trajectory) -> Trajectory | None:
     lines = traj.program.splitlines(keepends=True)
     if not 0 < frame.line <= len(lines):
         return None
-    hidden = _hidden_line(traj.program, frame.line, start.return_value.name)
+    text = lines[frame.line - 1].rstrip("\r\n")
+    hidden = _hidden_line(traj.program, text, frame.line, start.return_value.name)
     if hidden is None:
         return None
-    old_text = lines[frame.line - 1]
-    lines[frame.line - 1] = hidden + old_text[len(old_text.rstrip("\r\n")):]
+    lines[frame.line - 1] = hidden + lines[frame.line - 1][len(text):]
     shown = hidden.strip()
     return traj.model_copy(update={
         "program": "".join(lines),
@@ -56,8 +55,8 @@ def hide_call_arguments(traj: Trajectory) -> Trajectory | None:
     })
 
 
-def _hidden_line(program: str, line: int, callee: str) -> str | None:
-    """The text of `line` with the one call of `callee` on it reading ``callee(...)``; None if not exactly one."""
+def _hidden_line(program: str, text: str, line: int, callee: str) -> str | None:
+    """`text` (line `line` of `program`) with the one call of `callee` on it reading ``callee(...)``; None if not exactly one."""
     try:
         tree = ast.parse(program)
     except SyntaxError:
@@ -71,7 +70,7 @@ def _hidden_line(program: str, line: int, callee: str) -> str | None:
     call = calls[0]
     if not (call.args or call.keywords) or call.end_col_offset is None or call.func.end_col_offset is None:
         return None
-    raw = program.splitlines()[line - 1].encode("utf-8")  # ast offsets count UTF-8 bytes
+    raw = text.encode("utf-8")  # ast offsets count UTF-8 bytes
     head, tail = raw[:call.func.end_col_offset], raw[call.end_col_offset:]
     return (head + f"({HIDDEN})".encode() + tail).decode("utf-8")
 
@@ -95,14 +94,6 @@ def _rewrite_frame(frame: Frame, line: int, shown: str) -> Frame:
     return frame
 
 
-def hidden_call_trajectories(trajectories: Iterable[Trajectory]) -> Iterator[Trajectory]:
-    """The hidden-call version of each trajectory that has one."""
-    for traj in trajectories:
-        hidden = hide_call_arguments(traj)
-        if hidden is not None:
-            yield hidden
-
-
 app = typer.Typer(add_completion=False, help="Write CruxEval-I-posed (hidden-call) versions of inverse trajectories.")
 
 
@@ -122,25 +113,24 @@ def main(
     out.mkdir(parents=True, exist_ok=True)
     read = written = 0
     buffer: list[str] = []
-    for path in paths:
-        for traj in read_shard(path):
-            read += 1
-            hidden = hide_call_arguments(traj)
-            if hidden is None:
-                continue
-            buffer.append(hidden.model_dump_json())
-            written += 1
-            if len(buffer) == shard_size:
-                _flush(out, written // shard_size - 1, buffer)
+    for traj in (t for path in paths for t in read_shard(path)):
+        read += 1
+        hidden = hide_call_arguments(traj)
+        if hidden is None:
+            continue
+        buffer.append(hidden.model_dump_json() + "\n")
+        written += 1
+        if len(buffer) == shard_size:
+            _write_shard(out, (written - 1) // shard_size, buffer)
     if buffer:
-        _flush(out, (written - 1) // shard_size, buffer)
+        _write_shard(out, (written - 1) // shard_size, buffer)
     typer.echo(json.dumps({"read": read, "written": written, "out": str(out)}))
 
 
-def _flush(out: Path, index: int, buffer: list[str]) -> None:
+def _write_shard(out: Path, index: int, buffer: list[str]) -> None:
     from tracegen.dataset import shard_name
 
-    (out / shard_name(index)).write_text("\n".join(buffer) + "\n")
+    (out / shard_name(index)).write_text("".join(buffer))
     buffer.clear()
 
 

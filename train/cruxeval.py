@@ -42,13 +42,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
+from tracegen.posing import HIDDEN
 from tracegen.sandbox import Limits, _child_env, _kill_group, _preexec
 
 Mode = Literal["output", "input"]
 Via = Literal["step_return", "breakpoint", "fine"]
 VIAS: tuple[str, ...] = ("step_return", "breakpoint", "fine")
 FUNCTION = "f"
-HIDDEN_INPUT = "..."  # the calling line's argument text in input mode
+HIDDEN_INPUT = HIDDEN  # the calling line's argument text in input mode (tracegen.posing poses training data the same way)
 CHECK_LIMITS = Limits(cpu_seconds=5, wall_seconds=5.0, memory_bytes=1 << 30)
 FINE_BUDGET = 200  # via="fine": predicted stops after the calling line before giving up
 RESULT = "result"  # the calling line's target: `result = f(...)`
