@@ -132,35 +132,63 @@ def close_text(text: str, constraint: "RegexConstraint | CheckedConstraint", clo
     """The longest prefix of `text` that one short closer (a quote, a brace, ``..}``...) makes a full match.
 
     For a prediction cut off by its token budget (e.g. an untrained model that never closes a
-    string): the result is well formed, with the unfinished value truncated. When no closer works at
-    any cut (a grammar that still needs required keys), the longest allowed prefix is filled
-    character by character (`_fill`). None when neither works.
+    string): the result is well formed, with the unfinished value truncated. Each closer is also
+    tried after what closes the repr the prefix stops inside (`model.cut_values.value_closer`:
+    ``']"`` after ``{"x":"['a``). When no closer works at any cut (a grammar that still needs
+    required keys), the longest allowed prefix is filled character by character (`_fill`). None
+    when neither works.
     """
+    from model.cut_values import prefix_closers
+
+    value_closers = prefix_closers(text)
     longest = None
     for cut in range(len(text), -1, -1):
         head = text[:cut]
         if not constraint.allows(head):
             continue
-        longest = head if longest is None else longest
-        for closer in closers:
+        if longest is None:
+            longest = head
+        for closer in _candidates(value_closers[cut], closers):
             if constraint.complete(head + closer):
                 return head + closer
-    return None if longest is None else _fill(longest, constraint, closers)
+    if longest is None:
+        return None
+    value_closer = value_closers[len(longest)]
+    if value_closer and constraint.allows(longest + value_closer):
+        filled = _fill(longest + value_closer, constraint, closers)
+        if filled is not None:
+            return filled
+    return _fill(longest, constraint, closers)
 
 
-FILL_CHARS = '"}])0,:<|>' + string.ascii_lowercase + "_" + string.ascii_uppercase + string.digits + "'.[({ -"
+def _candidates(value_closer: str, closers: tuple[str, ...]) -> tuple[str, ...]:
+    """`closers`, then each after `value_closer` (which ends the open JSON string itself, so its ``"`` is dropped)."""
+    if not value_closer:
+        return closers
+    after = tuple(value_closer + closer[1:] if closer.startswith('"') else value_closer + closer for closer in closers)
+    return closers + tuple(dict.fromkeys(after))
+
+
+FILL_CHARS = '"}])0' + "'" + ',:<|>' + string.ascii_lowercase + "_" + string.ascii_uppercase + string.digits + ".[({ -"
 FILL_LIMIT = 96  # characters a fill may add
 
 
 def _fill(head: str, constraint: "RegexConstraint | CheckedConstraint", closers: tuple[str, ...]) -> str | None:
-    """`head` completed one character at a time, each the first of `FILL_CHARS` the grammar allows, until a
-    closer finishes it: for a grammar that needs more than a closer (``inv_step_call``'s required
-    parameters: ``,"b":"0"}``). None when it does not finish within `FILL_LIMIT` characters."""
+    """`head` completed one step at a time until a closer finishes it: for a grammar that needs more than
+    a closer (``inv_step_call``'s required parameters: ``,"b":"0"}``). A step closes the value the text
+    is inside (`model.cut_values.value_closer`) when the grammar allows that, else adds the first of
+    `FILL_CHARS` it allows. None when it does not finish within `FILL_LIMIT` characters."""
+    from model.cut_values import value_closer
+
     text = head
-    for _ in range(FILL_LIMIT):
-        for closer in closers:
+    while len(text) - len(head) <= FILL_LIMIT:
+        ending = value_closer(text)
+        for closer in _candidates(ending, closers):
             if constraint.complete(text + closer):
                 return text + closer
+        if ending and constraint.allows(text + ending):
+            text += ending
+            continue
         for char in FILL_CHARS:
             if constraint.allows(text + char):
                 text += char

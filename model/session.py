@@ -25,6 +25,7 @@ from model import language as lang
 from model.backends.base import Backend, BackendError, Generation
 from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
+from model.cut_values import runaway, trim_runaway
 from model.listing import STATE_RESERVE, Listing, window_listing
 from model.session_api import SessionError
 from model.user_modules import collect_user_modules
@@ -496,7 +497,8 @@ class NeuralDebugger:
         A greedy (or configured) attempt first; if its text does not parse, or runs out of tokens,
         one more with twice the tokens and some sampling (`retry_temperature`; None keeps the
         session's temperature, e.g. greedy for evaluation); a text still cut off is closed
-        (`close_text`) and noted. With `action` (and `flow_constraint`), the stop is narrowed to
+        (`close_text`) and noted. A text cut off inside a repetition (`model.cut_values.runaway`) is
+        not retried: it is trimmed to where the repetition began (plus two periods) and closed. With `action` (and `flow_constraint`), the stop is narrowed to
         static control flow (`breakpoints`: the program's, default the session's).
         """
         constraint = None
@@ -518,6 +520,10 @@ class NeuralDebugger:
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=False)
             if gen.finish_reason in ("length", "error"):  # out of tokens, or no allowed token left
                 failure, cut = f"the predicted state did not end within {max_tokens} tokens", (text, gen)
+                if gen.finish_reason == "length" and runaway(text) is not None:
+                    failure = f"the predicted state ran into a repetition and did not end within {max_tokens} tokens"
+                    cut = (trim_runaway(text), gen)
+                    break  # more tokens only repeat further
                 continue
             try:
                 state = lang.parse_state(text, previous, self.program, self.modules)

@@ -1,0 +1,89 @@
+"""Predictions cut by the token budget: runaway repetitions found and trimmed, open reprs closed."""
+from __future__ import annotations
+
+import io
+import json
+import tokenize
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from model import language as lang
+from model.constraints import InverseCallConstraint, close_text
+from model.cut_values import runaway, trim_runaway, value_closer
+from model.repr_check import CheckedConstraint
+from protocol.debugger import Frame, ReturnValue, State, StopReason
+
+
+def test_a_repeating_tail_is_a_runaway_from_where_it_began() -> None:
+    text = '{"t":"\'12' + "0" * 300
+    found = runaway(text)
+    assert found is not None and found.period == 1 and found.start == text.index("0")
+    assert trim_runaway(text) == '{"t":"\'1200'
+
+
+def test_the_earliest_repetition_counts_when_one_drifts_into_another() -> None:
+    text = "{\"d\":\"{'a': 1, '" + "left-" * 40 + "\\\\res" + "-\\\\n" * 20
+    found = runaway(text)
+    assert found is not None and found.period == 5 and text[found.start:].startswith("left-left-")
+    assert trim_runaway(text).endswith("'a': 1, 'left-left-")
+
+
+def test_short_repeats_and_ordinary_values_are_not_runaways() -> None:
+    assert runaway('{"x":"[0, 0, 0, 0, 0, 0, 0, 0]","y":"\'aaaa\'"}') is None
+    assert runaway(json.dumps({"s": repr("the quick brown fox jumps over the lazy dog " * 2)})) is None
+    assert runaway("") is None
+    text = "[1, 2, 3]"
+    assert trim_runaway(text) == text
+
+
+@st.composite
+def values(draw: st.DrawFn) -> object:
+    leaves = st.one_of(st.integers(), st.text(max_size=6), st.booleans(), st.none(), st.floats(allow_nan=False))
+    return draw(st.recursive(leaves, lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.tuples(inner, inner),
+        st.dictionaries(st.text(max_size=3), inner, max_size=3)), max_leaves=10))
+
+
+def _tokenizes(source: str) -> bool:
+    try:
+        list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return True
+
+
+@settings(max_examples=60, deadline=None)
+@given(values(), st.data())
+def test_value_closer_closes_every_cut_of_a_repr(value: object, data: st.DataObject) -> None:
+    """Whatever prefix of a state's value string is cut off, the closer leaves balanced brackets and quotes."""
+    head = '{"x":'
+    text = head + json.dumps(repr(value))
+    cut = data.draw(st.integers(min_value=len(head) + 1, max_value=len(text) - 1))
+    closer = value_closer(text[:cut])
+    if not closer:  # cut inside an escape: nothing closes it; close_text backs off to a shorter cut
+        return
+    closed = json.loads(text[:cut] + closer + "}")["x"]
+    assert _tokenizes(closed), (closed, closer)
+
+
+def test_value_closer_examples() -> None:
+    assert value_closer('{"x":"[1]"') == ""
+    assert value_closer('{"x":"[1, \'a') == "']\""
+    assert value_closer('{"x":"\\"ab') == '\\""'  # a repr quoted with " is closed with an escaped quote
+
+
+def test_a_runaway_inverse_call_is_trimmed_closed_and_completed() -> None:
+    """CruxEval-I's answer cut inside a repeating list: trimmed, the list closed, missing parameters filled."""
+    program = "def f(text, lower, upper):\n    return text\n\nresult = f(...)\n"
+    later = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=4, source="result = f(...)")],
+                  return_value=ReturnValue(name="f", value="'x'"))
+    constraint = CheckedConstraint(InverseCallConstraint.or_state(program, later), program)
+    head = f'{lang.REASON_STEP}{lang.FRAME_SEP}<module>{lang.LINE_SEP}4{{..}}{lang.CALL_SEP}f{lang.LINE_SEP}2{{"lower":"[\'p\''
+    cut = head + ", 'u'" * 200
+    assert constraint.allows(cut)
+    closed = close_text(trim_runaway(cut), constraint)
+    assert closed is not None and constraint.complete(closed)
+    state = lang.parse_state(closed, later, program)
+    assert state.top is not None and set(state.top.locals) == {"text", "lower", "upper"}
+    assert state.top.locals["lower"] == "['p', 'u', 'u']"
