@@ -498,7 +498,9 @@ class NeuralDebugger:
         one more with twice the tokens and some sampling (`retry_temperature`; None keeps the
         session's temperature, e.g. greedy for evaluation); a text still cut off is closed
         (`close_text`) and noted. A text cut off inside a repetition (`model.cut_values.runaway`) is
-        not retried: it is trimmed to where the repetition began (plus two periods) and closed. With `action` (and `flow_constraint`), the stop is narrowed to
+        not closed; for an inverse action (an earlier stop: an answer beats none) it is trimmed to
+        where the repetition began (plus two periods) and closed, without a retry. A greedy retry of
+        a forward repetition is skipped (it would only write the same repetition further). With `action` (and `flow_constraint`), the stop is narrowed to
         static control flow (`breakpoints`: the program's, default the session's).
         """
         constraint = None
@@ -522,8 +524,12 @@ class NeuralDebugger:
                 failure, cut = f"the predicted state did not end within {max_tokens} tokens", (text, gen)
                 if gen.finish_reason == "length" and runaway(text) is not None:
                     failure = f"the predicted state ran into a repetition and did not end within {max_tokens} tokens"
-                    cut = (trim_runaway(text), gen)
-                    break  # more tokens only repeat further
+                    if action is not None and action.kind.inverse:
+                        cut = (trim_runaway(text), gen)  # an earlier stop: some answer beats none
+                        break
+                    if attempt == 0 and self._retry_is_greedy():
+                        return failure  # the greedy retry would write the same repetition further
+                    cut = None  # a later stop that ran away is not shown; the session stays where it was
                 continue
             try:
                 state = lang.parse_state(text, previous, self.program, self.modules)
@@ -540,6 +546,11 @@ class NeuralDebugger:
             note = f"{failure}; the prediction was cut there and closed"
             return StateRecord(state=state, ids=self._encode(closed + lang.STOP_TOKEN), generation=cut[1], text=closed, note=note)
         return failure
+
+    def _retry_is_greedy(self) -> bool:
+        """Whether `_generate_state`'s second attempt samples greedily, as the first did."""
+        retry = self.temperature if self.retry_temperature is None else max(self.temperature, self.retry_temperature)
+        return self.temperature == 0 and retry == 0
 
     def _predict_inverse(self, kind: ActionKind) -> State:
         """The state before the current one, predicted from the inverse chain (late state, then earlier ones).
