@@ -128,19 +128,23 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
 CLOSERS: tuple[str, ...] = ("", '"', "}", "..}", ",..}", '"}', '",..}', '":""}', '":"",..}')
 
 
-def close_text(text: str, constraint: "RegexConstraint | CheckedConstraint", closers: tuple[str, ...] = CLOSERS) -> str | None:
+def close_text(text: str, constraint: "RegexConstraint | CheckedConstraint", closers: tuple[str, ...] = CLOSERS, *,
+               close_values: bool = False) -> str | None:  # fmt: skip
     """The longest prefix of `text` that one short closer (a quote, a brace, ``..}``...) makes a full match.
 
     For a prediction cut off by its token budget (e.g. an untrained model that never closes a
-    string): the result is well formed, with the unfinished value truncated. Each closer is also
-    tried after what closes the repr the prefix stops inside (`model.cut_values.value_closer`:
-    ``']"`` after ``{"x":"['a``). When no closer works at any cut (a grammar that still needs
-    required keys), the longest allowed prefix is filled character by character (`_fill`). None
-    when neither works.
+    string): the result is well formed, with the unfinished value truncated. When no closer works
+    at any cut (a grammar that still needs required keys), the longest allowed prefix is filled
+    character by character (`_fill`). None when neither works.
+
+    With `close_values`, each closer is also tried after what closes the repr the prefix stops
+    inside (`model.cut_values.value_closer`: ``']"`` after ``{"x":"['a``), and a fill closes the
+    value it is in before adding characters (a session asks this for inverse actions only; see
+    `NeuralDebugger._generate_state`).
     """
     from model.cut_values import prefix_closers
 
-    value_closers = prefix_closers(text)
+    value_closers = prefix_closers(text) if close_values else [""] * (len(text) + 1)
     longest = None
     for cut in range(len(text), -1, -1):
         head = text[:cut]
@@ -155,10 +159,10 @@ def close_text(text: str, constraint: "RegexConstraint | CheckedConstraint", clo
         return None
     value_closer = value_closers[len(longest)]
     if value_closer and constraint.allows(longest + value_closer):
-        filled = _fill(longest + value_closer, constraint, closers)
+        filled = _fill(longest + value_closer, constraint, closers, close_values=True)
         if filled is not None:
             return filled
-    return _fill(longest, constraint, closers)
+    return _fill(longest, constraint, closers, close_values=close_values)
 
 
 def _candidates(value_closer: str, closers: tuple[str, ...]) -> tuple[str, ...]:
@@ -169,27 +173,32 @@ def _candidates(value_closer: str, closers: tuple[str, ...]) -> tuple[str, ...]:
     return closers + tuple(dict.fromkeys(after))
 
 
-FILL_CHARS = '"}])0' + "'" + ',:<|>' + string.ascii_lowercase + "_" + string.ascii_uppercase + string.digits + ".[({ -"
-FILL_LIMIT = 96  # characters a fill may add
+FILL_CHARS = '"}])0,:<|>' + string.ascii_lowercase + "_" + string.ascii_uppercase + string.digits + "'.[({ -"
+VALUE_FILL_CHARS = '"}])0' + "'" + ',:<|>' + string.ascii_lowercase + "_" + string.ascii_uppercase + string.digits + ".[({ -"
+FILL_LIMIT = 96  # steps a fill may take
 
 
-def _fill(head: str, constraint: "RegexConstraint | CheckedConstraint", closers: tuple[str, ...]) -> str | None:
+def _fill(head: str, constraint: "RegexConstraint | CheckedConstraint", closers: tuple[str, ...], *,
+          close_values: bool = False) -> str | None:  # fmt: skip
     """`head` completed one step at a time until a closer finishes it: for a grammar that needs more than
-    a closer (``inv_step_call``'s required parameters: ``,"b":"0"}``). A step closes the value the text
-    is inside (`model.cut_values.value_closer`) when the grammar allows that, else adds the first of
-    `FILL_CHARS` it allows. None when it does not finish within `FILL_LIMIT` characters."""
+    a closer (``inv_step_call``'s required parameters: ``,"b":"0"}``). A step adds the first of
+    `FILL_CHARS` the grammar allows; with `close_values` it first closes the value the text is inside
+    (`model.cut_values.value_closer`) when the grammar allows that, and tries a quote before other
+    characters (`VALUE_FILL_CHARS`: an empty string, not a ``<...>`` description). None when no closer
+    finishes it within `FILL_LIMIT` steps."""
     from model.cut_values import value_closer
 
+    chars = VALUE_FILL_CHARS if close_values else FILL_CHARS
     text = head
-    while len(text) - len(head) <= FILL_LIMIT:
-        ending = value_closer(text)
+    for _ in range(FILL_LIMIT):
+        ending = value_closer(text) if close_values else ""
         for closer in _candidates(ending, closers):
             if constraint.complete(text + closer):
                 return text + closer
         if ending and constraint.allows(text + ending):
             text += ending
             continue
-        for char in FILL_CHARS:
+        for char in chars:
             if constraint.allows(text + char):
                 text += char
                 break

@@ -497,11 +497,13 @@ class NeuralDebugger:
         A greedy (or configured) attempt first; if its text does not parse, or runs out of tokens,
         one more with twice the tokens and some sampling (`retry_temperature`; None keeps the
         session's temperature, e.g. greedy for evaluation); a text still cut off is closed
-        (`close_text`) and noted. A text cut off inside a repetition (`model.cut_values.runaway`) is
-        not closed; for an inverse action (an earlier stop: an answer beats none) it is trimmed to
-        where the repetition began (plus two periods) and closed, without a retry. A greedy retry of
-        a forward repetition is skipped (it would only write the same repetition further). With `action` (and `flow_constraint`), the stop is narrowed to
-        static control flow (`breakpoints`: the program's, default the session's).
+        (`close_text`) and noted. For an inverse action (an earlier stop: some answer beats none) a
+        text cut off inside a repetition (`model.cut_values.runaway`) is not retried but trimmed to
+        where the repetition began (plus two periods), and a cut text is closed with its open repr
+        (`close_text(..., close_values=True)`). Forward actions keep the plain closers: closing their
+        runaways too cost held-out location and CruxEval-O (docs/model-notes.md, session 10). With
+        `action` (and `flow_constraint`), the stop is narrowed to static control flow (`breakpoints`:
+        the program's, default the session's).
         """
         constraint = None
         if self.constrained:
@@ -509,6 +511,7 @@ class NeuralDebugger:
             bps = self._breakpoints if breakpoints is None else breakpoints
             constraint = state_constraint(self.program, previous, self.modules, action=flow_action, breakpoints=bps,
                                           reprs=self.repr_check)  # fmt: skip
+        backwards = action is not None and action.kind.inverse  # an earlier stop: some answer beats none
         failure = ""
         cut: tuple[str, Generation] | None = None
         for attempt in range(2):
@@ -522,14 +525,10 @@ class NeuralDebugger:
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=False)
             if gen.finish_reason in ("length", "error"):  # out of tokens, or no allowed token left
                 failure, cut = f"the predicted state did not end within {max_tokens} tokens", (text, gen)
-                if gen.finish_reason == "length" and runaway(text) is not None:
+                if backwards and gen.finish_reason == "length" and runaway(text) is not None:
                     failure = f"the predicted state ran into a repetition and did not end within {max_tokens} tokens"
-                    if action is not None and action.kind.inverse:
-                        cut = (trim_runaway(text), gen)  # an earlier stop: some answer beats none
-                        break
-                    if attempt == 0 and self._retry_is_greedy():
-                        return failure  # the greedy retry would write the same repetition further
-                    cut = None  # a later stop that ran away is not shown; the session stays where it was
+                    cut = (trim_runaway(text), gen)  # more tokens only repeat further
+                    break
                 continue
             try:
                 state = lang.parse_state(text, previous, self.program, self.modules)
@@ -537,7 +536,7 @@ class NeuralDebugger:
                 failure = f"the predicted state does not parse: {exc}"
                 continue
             return StateRecord(state=state, ids=self._generated_ids(gen, text), generation=gen, text=text)
-        closed = close_text(cut[0], constraint) if cut is not None and constraint is not None else None
+        closed = close_text(cut[0], constraint, close_values=backwards) if cut is not None and constraint is not None else None
         if closed is not None and cut is not None:
             try:
                 state = lang.parse_state(closed, previous, self.program, self.modules)
@@ -546,11 +545,6 @@ class NeuralDebugger:
             note = f"{failure}; the prediction was cut there and closed"
             return StateRecord(state=state, ids=self._encode(closed + lang.STOP_TOKEN), generation=cut[1], text=closed, note=note)
         return failure
-
-    def _retry_is_greedy(self) -> bool:
-        """Whether `_generate_state`'s second attempt samples greedily, as the first did."""
-        retry = self.temperature if self.retry_temperature is None else max(self.temperature, self.retry_temperature)
-        return self.temperature == 0 and retry == 0
 
     def _predict_inverse(self, kind: ActionKind) -> State:
         """The state before the current one, predicted from the inverse chain (late state, then earlier ones).

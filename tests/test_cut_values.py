@@ -82,7 +82,7 @@ def test_a_runaway_inverse_call_is_trimmed_closed_and_completed() -> None:
     head = f'{lang.REASON_STEP}{lang.FRAME_SEP}<module>{lang.LINE_SEP}4{{..}}{lang.CALL_SEP}f{lang.LINE_SEP}2{{"lower":"[\'p\''
     cut = head + ", 'u'" * 200
     assert constraint.allows(cut)
-    closed = close_text(trim_runaway(cut), constraint)
+    closed = close_text(trim_runaway(cut), constraint, close_values=True)
     assert closed is not None and constraint.complete(closed)
     state = lang.parse_state(closed, later, program)
     assert state.top is not None and set(state.top.locals) == {"text", "lower", "upper"}
