@@ -5,17 +5,17 @@ A small model that loses track of a value often repeats its last item until the 
 closers that only finish the JSON around it (``"}``) cannot end a Python repr that is still open.
 
 `runaway(text)` finds the first long repetition (its start and period); `trim_runaway` keeps the
-text up to where the repetition began plus a few periods. `value_closer(text)` is what closes the repr the text
-stops inside (its open Python string, then its open brackets, innermost first) and then the JSON
-string holding it, e.g. ``']"`` after ``{"x":"['a', 'b``. Both look at the text only: they never
-run anything.
+text up to where the repetition began plus a few periods. `value_closer(text)` is what closes the
+repr the text stops inside (its open Python string, then its open brackets, innermost first) and
+then the JSON string holding it, e.g. ``']"`` after ``{"x":"['a', 'b``. They read the text only:
+they never run anything. The session applies them to inverse actions (`NeuralDebugger._generate_state`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 MAX_PERIOD = 48  # characters in one repeating unit
-MIN_RUN = 96  # characters of repetition before a tail counts as a runaway
+MIN_RUN = 96  # characters of repetition before a stretch counts as a runaway
 KEEP_PERIODS = 2  # periods of the repetition kept when it is trimmed
 
 _CLOSING = {"[": "]", "(": ")", "{": "}"}
@@ -23,7 +23,7 @@ _CLOSING = {"[": "]", "(": ")", "{": "}"}
 
 @dataclass(frozen=True)
 class Runaway:
-    """A repeating tail: ``text[start:]`` repeats with `period` characters."""
+    """A repetition that begins at `start` and repeats every `period` characters."""
 
     start: int
     period: int
