@@ -186,22 +186,21 @@ def _fill(head: str, constraint: "RegexConstraint | CheckedConstraint", closers:
     (`model.cut_values.value_closer`) when the grammar allows that, and tries a quote before other
     characters (`VALUE_FILL_CHARS`: an empty string, not a ``<...>`` description). None when no closer
     finishes it within `FILL_LIMIT` steps."""
-    from model.cut_values import value_closer
+    from model.cut_values import ValueScan
 
     chars = VALUE_FILL_CHARS if close_values else FILL_CHARS
+    scan = ValueScan()
+    scan.feed_text(head)
     text = head
     for _ in range(FILL_LIMIT):
-        ending = value_closer(text) if close_values else ""
+        ending = scan.closer() if close_values else ""
         for closer in _candidates(ending, closers):
             if constraint.complete(text + closer):
                 return text + closer
-        if ending and constraint.allows(text + ending):
-            text += ending
-            continue
-        for char in chars:
-            if constraint.allows(text + char):
-                text += char
-                break
-        else:
+        step = ending if ending and constraint.allows(text + ending) else None
+        step = step or next((char for char in chars if constraint.allows(text + char)), None)
+        if step is None:
             return None
+        text += step
+        scan.feed_text(step)
     return None

@@ -28,6 +28,10 @@ class Runaway:
     start: int
     period: int
 
+    def cut(self, text: str, keep_periods: int = KEEP_PERIODS) -> str:
+        """`text` cut `keep_periods` periods after where this repetition began."""
+        return text[: self.start + keep_periods * self.period]
+
 
 def runaway(text: str, max_period: int = MAX_PERIOD, min_run: int = MIN_RUN) -> Runaway | None:
     """The earliest repetition in `text`: a stretch of at least `min_run` characters (and two periods)
@@ -53,9 +57,7 @@ def runaway(text: str, max_period: int = MAX_PERIOD, min_run: int = MIN_RUN) -> 
 def trim_runaway(text: str, keep_periods: int = KEEP_PERIODS, max_period: int = MAX_PERIOD, min_run: int = MIN_RUN) -> str:
     """`text` cut `keep_periods` periods after where its runaway began (unchanged without one)."""
     found = runaway(text, max_period, min_run)
-    if found is None:
-        return text
-    return text[: found.start + keep_periods * found.period]
+    return text if found is None else found.cut(text, keep_periods)
 
 
 def value_closer(text: str) -> str:
@@ -69,7 +71,7 @@ def value_closer(text: str) -> str:
 
 def prefix_closers(text: str) -> list[str]:
     """`value_closer` of every prefix of `text` (``text[:i]`` at index i), in one pass."""
-    scan = _Scan()
+    scan = ValueScan()
     closers = [scan.closer()]
     for char in text:
         scan.feed(char)
@@ -77,8 +79,9 @@ def prefix_closers(text: str) -> list[str]:
     return closers
 
 
-class _Scan:
-    """Where a text stands: inside a JSON string or not, and inside it the repr's open quote and brackets."""
+class ValueScan:
+    """Where a text fed so far stands: inside a JSON string or not, and inside it the repr's open quote and
+    brackets; `closer()` is `value_closer` of that text."""
 
     def __init__(self) -> None:
         self.in_json = False
@@ -87,6 +90,10 @@ class _Scan:
         self.quote = ""
         self.py_escape = False
         self.brackets: list[str] = []
+
+    def feed_text(self, text: str) -> None:
+        for char in text:
+            self.feed(char)
 
     def feed(self, char: str) -> None:
         if not self.in_json:

@@ -25,7 +25,7 @@ from model import language as lang
 from model.backends.base import Backend, BackendError, Generation
 from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
-from model.cut_values import runaway, trim_runaway
+from model.cut_values import runaway
 from model.listing import STATE_RESERVE, Listing, window_listing
 from model.session_api import SessionError
 from model.user_modules import collect_user_modules
@@ -525,9 +525,10 @@ class NeuralDebugger:
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=False)
             if gen.finish_reason in ("length", "error"):  # out of tokens, or no allowed token left
                 failure, cut = f"the predicted state did not end within {max_tokens} tokens", (text, gen)
-                if backwards and gen.finish_reason == "length" and runaway(text) is not None:
+                repetition = runaway(text) if backwards and gen.finish_reason == "length" else None
+                if repetition is not None:
                     failure = f"the predicted state ran into a repetition and did not end within {max_tokens} tokens"
-                    cut = (trim_runaway(text), gen)  # more tokens only repeat further
+                    cut = (repetition.cut(text), gen)  # more tokens only repeat further
                     break
                 continue
             try:

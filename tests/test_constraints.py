@@ -2,13 +2,24 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import pytest
 
 from model import language as lang
-from model.constraints import RegexConstraint, StateConstraint, close_text, state_constraint
+from model.constraints import (
+    RegexConstraint,
+    StateConstraint,
+    close_text,
+    state_constraint,
+)
+from model.cut_values import trim_runaway
 from protocol.debugger import Action, ActionKind
 from tests.sample_programs import CHECK_RUN_DEFS
+
+if TYPE_CHECKING:
+    from model.repr_check import CheckedConstraint
+    from protocol.debugger import State
 
 PROGRAM = CHECK_RUN_DEFS + """
 res = run([1, -1])
@@ -63,19 +74,40 @@ def test_close_text_truncates_an_unfinished_value(recorded_states: list) -> None
     assert state.top is not None and state.top.line == 15
 
 
-def test_close_text_fills_in_what_the_grammar_still_requires() -> None:
-    """inv_step_call's grammar needs every parameter: a cut after the first is completed, not dropped."""
+def _inverse_call(params: str, call: str, value: str) -> tuple[str, State, CheckedConstraint]:
+    """A program `def f(params): return ...` called on line 4 as `call`, the stop after it returned
+    `value`, and the (repr-checked) constraint on the answer to ``inv_step_call`` from there."""
     from model.constraints import InverseCallConstraint
     from model.repr_check import CheckedConstraint
     from protocol.debugger import Frame, ReturnValue, State, StopReason
 
-    program = "def f(a, b):\n    return a\n\nresult = f(1, 2)\n"
-    later = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=4, source="result = f(1, 2)")],
-                  return_value=ReturnValue(name="f", value="1"))
-    constraint = CheckedConstraint(InverseCallConstraint.or_state(program, later), program)
-    cut = f'{lang.REASON_STEP}{lang.FRAME_SEP}<module>{lang.LINE_SEP}4{{..}}{lang.CALL_SEP}f{lang.LINE_SEP}2{{"a":"[1, 2'
+    program = f"def f({params}):\n    return {params.split(',')[0]}\n\nresult = {call}\n"
+    later = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=4, source=call)],
+                  return_value=ReturnValue(name="f", value=value))
+    return program, later, CheckedConstraint(InverseCallConstraint.or_state(program, later), program)
+
+
+INVERSE_CALL_HEAD = f"{lang.REASON_STEP}{lang.FRAME_SEP}<module>{lang.LINE_SEP}4{{..}}{lang.CALL_SEP}f{lang.LINE_SEP}2{{"
+
+
+def test_close_text_fills_in_what_the_grammar_still_requires() -> None:
+    """inv_step_call's grammar needs every parameter: a cut after the first is completed, not dropped."""
+    program, later, constraint = _inverse_call("a, b", "f(1, 2)", "1")
+    cut = INVERSE_CALL_HEAD + '"a":"[1, 2'
     assert constraint.allows(cut)
     closed = close_text(cut, constraint)
     assert closed is not None and constraint.complete(closed) and closed.startswith(cut)
     state = lang.parse_state(closed, later, program)
     assert state.top is not None and set(state.top.locals) == {"a", "b"} and state.top.locals["a"] == "[1, 2]"
+
+
+def test_a_runaway_inverse_call_is_trimmed_closed_and_completed() -> None:
+    """CruxEval-I's answer cut inside a repeating list: trimmed, the list closed, missing parameters filled."""
+    program, later, constraint = _inverse_call("text, lower, upper", "f(...)", "'x'")
+    cut = INVERSE_CALL_HEAD + '"lower":"[\'p\'' + ", 'u'" * 200
+    assert constraint.allows(cut)
+    closed = close_text(trim_runaway(cut), constraint, close_values=True)
+    assert closed is not None and constraint.complete(closed)
+    state = lang.parse_state(closed, later, program)
+    assert state.top is not None and set(state.top.locals) == {"text", "lower", "upper"}
+    assert state.top.locals["lower"] == "['p', 'u', 'u']"

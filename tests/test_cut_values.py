@@ -8,11 +8,7 @@ import tokenize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model import language as lang
-from model.constraints import InverseCallConstraint, close_text
 from model.cut_values import runaway, trim_runaway, value_closer
-from model.repr_check import CheckedConstraint
-from protocol.debugger import Frame, ReturnValue, State, StopReason
 
 
 def test_a_repeating_tail_is_a_runaway_from_where_it_began() -> None:
@@ -71,19 +67,3 @@ def test_value_closer_examples() -> None:
     assert value_closer('{"x":"[1]"') == ""
     assert value_closer('{"x":"[1, \'a') == "']\""
     assert value_closer('{"x":"\\"ab') == '\\""'  # a repr quoted with " is closed with an escaped quote
-
-
-def test_a_runaway_inverse_call_is_trimmed_closed_and_completed() -> None:
-    """CruxEval-I's answer cut inside a repeating list: trimmed, the list closed, missing parameters filled."""
-    program = "def f(text, lower, upper):\n    return text\n\nresult = f(...)\n"
-    later = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=4, source="result = f(...)")],
-                  return_value=ReturnValue(name="f", value="'x'"))
-    constraint = CheckedConstraint(InverseCallConstraint.or_state(program, later), program)
-    head = f'{lang.REASON_STEP}{lang.FRAME_SEP}<module>{lang.LINE_SEP}4{{..}}{lang.CALL_SEP}f{lang.LINE_SEP}2{{"lower":"[\'p\''
-    cut = head + ", 'u'" * 200
-    assert constraint.allows(cut)
-    closed = close_text(trim_runaway(cut), constraint, close_values=True)
-    assert closed is not None and constraint.complete(closed)
-    state = lang.parse_state(closed, later, program)
-    assert state.top is not None and set(state.top.locals) == {"text", "lower", "upper"}
-    assert state.top.locals["lower"] == "['p', 'u', 'u']"
