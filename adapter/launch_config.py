@@ -41,6 +41,10 @@ class LaunchConfig(NeuralLaunchArguments):
     vllm_timeout: float | None = Field(default=None, gt=0, le=600)
     # show the program's (predicted) exit as one more stop, reason "exit", so Step Back works from it
     stop_at_exit: bool = False
+    # answers drawn per stop, the model's most likely kept (model.rerank): after a forward step (default 1,
+    # the greedy answer) and after an inverse one (Step Back past the history's start; default model.rerank's)
+    candidates: int = Field(default=1, ge=1, le=32)
+    inverse_candidates: int | None = Field(default=None, ge=1, le=32)
 
 
 def parse_config(arguments: object) -> LaunchConfig:
@@ -196,6 +200,8 @@ def open_session(config: LaunchConfig, program: Program) -> DebugSession:
             vllm_url=config.vllm_url,
             timeout=config.vllm_timeout or VLLM_STEP_TIMEOUT_S,
             temperature=config.temperature,
+            candidates=config.candidates,
+            **({} if config.inverse_candidates is None else {"inverse_candidates": config.inverse_candidates}),
         )
     except SessionError as exc:
         raise LaunchError(f"cannot load the model in {checkpoint}: {exc}") from None

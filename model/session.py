@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from model import language as lang
-from model.backends.base import Backend, BackendError, Generation
+from model.backends.base import Backend, BackendError, Generation, Scorer
+from model.rerank import CHECK_WEIGHT, INVERSE_CANDIDATES, SAMPLE_TEMPERATURE, Candidate, best_candidate
 from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
 from model.cut_values import runaway
@@ -113,10 +114,17 @@ class NeuralDebugger:
         calibration: Calibration | None = None,
         flow_constraint: bool = True,
         repr_check: bool = True,
+        candidates: int = 1,
+        inverse_candidates: int = INVERSE_CANDIDATES,
+        check_weight: float = CHECK_WEIGHT,
     ) -> None:
         self.flow_constraint = flow_constraint  # narrow each stop to static control flow (model.flow)
         self.repr_check = repr_check  # never write an impossible repr (model.repr_check; transformers backend)
         self.backend = backend
+        # answers drawn per predicted stop, the most likely kept (model.rerank); 1 is the greedy answer alone
+        self.candidates = max(1, int(candidates))  # after a forward action
+        self.inverse_candidates = max(1, int(inverse_candidates))  # after an inverse action (an earlier stop)
+        self.check_weight = float(check_weight)  # weight of a backward check where one exists (model.rerank)
         self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
         self.program = program
@@ -140,6 +148,7 @@ class NeuralDebugger:
         self._token_counts: dict[str, int] = {}  # listing lines already counted (choose_listing asks often)
         self._inverse: list[State | Step] = []  # the inverse chain ([late state, Step(inv, earlier)...])
         self._header_ids: list[int] | None = None
+        self.ranking: list[tuple[State, Candidate]] = []  # the last ranked prediction's candidates (diagnostics)
         self.prefill_log: list[int | None] = []  # prompt tokens prefilled per prediction (KV-cache check)
 
     # ----------------------------------------------------------- factories
@@ -481,7 +490,7 @@ class NeuralDebugger:
 
     def _predict(self, action: Action) -> StateRecord:
         previous = self._records[-1].state
-        outcome = self._generate_state(self._prompt_ids(action), previous, action)
+        outcome = self._generate_or_rank(self._prompt_ids(action), previous, action)
         if isinstance(outcome, StateRecord):
             return outcome
         stay = previous.model_copy(deep=True)
@@ -491,7 +500,7 @@ class NeuralDebugger:
         return StateRecord(state=stay, ids=self._encode(lang.render_state(stay, previous)), note=f"{outcome}; staying at the previous stop")
 
     def _generate_state(self, prompt: list[int], previous: State, action: Action | None = None,
-                        breakpoints: Sequence[int] | None = None) -> StateRecord | str:  # fmt: skip
+                        breakpoints: Sequence[int] | None = None, temperature: float | None = None) -> StateRecord | str:  # fmt: skip
         """The predicted state after `previous`, or why there is none.
 
         A greedy (or configured) attempt first; if its text does not parse, or runs out of tokens,
@@ -503,7 +512,7 @@ class NeuralDebugger:
         (`close_text(..., close_values=True)`). Forward actions keep the plain closers: closing their
         runaways too cost held-out location and CruxEval-O (docs/model-notes.md, session 10). With
         `action` (and `flow_constraint`), the stop is narrowed to static control flow (`breakpoints`:
-        the program's, default the session's).
+        the program's, default the session's). `temperature`: instead of the session's.
         """
         constraint = None
         if self.constrained:
@@ -514,8 +523,9 @@ class NeuralDebugger:
         backwards = action is not None and action.kind.inverse  # an earlier stop: some answer beats none
         failure = ""
         cut: tuple[str, Generation] | None = None
+        base = self.temperature if temperature is None else temperature
         for attempt in range(2):
-            temperature = self.temperature if attempt == 0 or self.retry_temperature is None else max(self.temperature, self.retry_temperature)
+            temperature = base if attempt == 0 or self.retry_temperature is None else max(base, self.retry_temperature)
             max_tokens = self.max_state_tokens * (1 + attempt)
             try:
                 gen = self.backend.generate(prompt, max_tokens=max_tokens, temperature=temperature, stop_ids=[self.stop_id], constraint=constraint)
@@ -564,7 +574,7 @@ class NeuralDebugger:
         if len(prompt) + self.max_state_tokens > self.max_model_len:
             chain = [first]
             prompt = self._encode(lang.render_prompt(self.program, self._all_breakpoints(), chain, action, listing, self.modules))
-        record = self._generate_state(prompt, first, action)
+        record = self._generate_or_rank(prompt, first, action)
         if not isinstance(record, StateRecord):
             raise SessionError(f"cannot step back further: the model's prediction of the earlier stop is not a state ({record})")
         chain.append(Step(action=action, state=record.state))
@@ -575,6 +585,61 @@ class NeuralDebugger:
         record.ids = self._encode(lang.render_state(record.state, None))
         self._records, self._actions, self._window, self._listing = [record], [], 0, None
         return record.state
+
+    def _generate_or_rank(self, prompt: list[int], previous: State, action: Action | None,
+                          breakpoints: Sequence[int] | None = None, backwards: bool | None = None) -> StateRecord | str:  # fmt: skip
+        """`_generate_state`, or the best of several answers (`model.rerank`) when `candidates` (forward) or
+        `inverse_candidates` (`backwards`: default, whether `action` is inverse) is above 1."""
+        if backwards is None:
+            backwards = action is not None and action.kind.inverse
+        count = self.inverse_candidates if backwards else self.candidates
+        if count <= 1 or not isinstance(self.backend, Scorer):  # one answer, or nothing to rank them by: the greedy answer
+            return self._generate_state(prompt, previous, action, breakpoints)
+        ranked = self.ranked_candidates(prompt, previous, action, count, breakpoints)
+        self.ranking = [(record.state, candidate) for record, candidate in ranked]
+        if not ranked:
+            return self._generate_state(prompt, previous, action, breakpoints)  # none parsed: the greedy answer's own failure message
+        return ranked[best_candidate([c for _, c in ranked], self.check_weight)][0]
+
+    def ranked_candidates(self, prompt: list[int], previous: State, action: Action | None, count: int,
+                          breakpoints: Sequence[int] | None = None) -> list[tuple[StateRecord, Candidate]]:  # fmt: skip
+        """Up to `count` distinct predicted stops after `previous` (the greedy answer, then samples), each
+        scored as `model.rerank` describes; `prompt` asks `action` (None: not narrowed by it, as `_generate_state`)."""
+        records: dict[str, tuple[StateRecord, bool]] = {}
+        for i in range(max(1, count)):
+            record = self._generate_state(prompt, previous, action, breakpoints, temperature=None if i == 0 else SAMPLE_TEMPERATURE)
+            if isinstance(record, StateRecord):
+                records.setdefault(lang.render_state(record.state, None), (record, i == 0))
+        scorer = self.backend if isinstance(self.backend, Scorer) else None
+        checks = self.check_weight != 0 and action is not None and action.kind is ActionKind.INV_STEP_CALL and previous.return_value is not None
+        out = []
+        for text, (record, greedy) in records.items():
+            likelihood, check = -math.inf, (-math.inf if checks else None)
+            if scorer is not None:
+                likelihood = self._score(scorer, prompt, record.ids)
+                if checks:
+                    check = self._forward_to(scorer, record.state, previous)
+            out.append((record, Candidate(text=text, likelihood=likelihood, check=check, greedy=greedy)))
+        return out
+
+    def _forward_to(self, scorer: Scorer, earlier: State, later: State) -> float:
+        """log P(`later` | `earlier`, step_return): the teacher-forced forward check of a candidate (no breakpoints)."""
+        step_return = Action(kind=ActionKind.STEP_RETURN)
+        try:
+            listing = window_listing(None, earlier, self.program, self._listing_context(), self._count, modules=self.modules)
+            prompt = self._encode(lang.render_prompt(self.program, [], [earlier], step_return, listing, self.modules))
+            target = self._encode(lang.render_state(later, earlier))
+        except (ValueError, SessionError):
+            return -math.inf
+        return self._score(scorer, prompt, target)
+
+    def _score(self, scorer: Scorer, prompt: list[int], target: list[int]) -> float:
+        if len(prompt) + len(target) > self.max_model_len:
+            return -math.inf
+        try:
+            return float(sum(scorer.score(prompt, target)))
+        except BackendError:
+            return -math.inf
 
     # --------------------------------------------------------------- prompt
 

@@ -126,3 +126,17 @@ def test_vllm_engine_missing_is_a_clear_error(tmp_path: Path) -> None:
             VLLMEngineBackend(tmp_path)
     else:  # pragma: no cover - only where vLLM is installed
         pytest.skip("vLLM is installed here")
+
+
+def test_score_is_teacher_forced_generation(backend: HFBackend) -> None:
+    """score() of what greedy decoding wrote gives the generation's own log-probs, with or without a warm cache."""
+    prompt = _prompt(backend)
+    gen = backend.generate(prompt, max_tokens=10, temperature=0.0, stop_ids=[])
+    assert backend.score(prompt, gen.token_ids) == pytest.approx(gen.logprobs, abs=1e-4)
+    backend.reset_cache()
+    assert backend.score(prompt, gen.token_ids) == pytest.approx(gen.logprobs, abs=1e-4)
+    assert backend.score(prompt, []) == []
+    with pytest.raises(BackendError):
+        backend.score(prompt, [backend.vocab_size + 5])
+    with pytest.raises(BackendError):
+        backend.score(prompt, [1] * backend.max_model_len)

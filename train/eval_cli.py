@@ -15,6 +15,7 @@ from typing import Any
 import typer
 
 from model.paths import DEFAULT_CHECKPOINT
+from model.rerank import INVERSE_CANDIDATES
 from tracegen.dedupe import BUNDLED_CRUXEVAL, default_cruxeval_path
 from train.results_io import write_results
 
@@ -35,6 +36,8 @@ class SharedBackend:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.max_model_len = getattr(inner, "max_model_len", None)
+        if hasattr(inner, "score"):  # teacher forcing (model.backends.base.Scorer), where the backend has it
+            self.score = inner.score
 
     def generate(self, prompt_ids: list[int], **kwargs: Any) -> Any:
         return self.inner.generate(prompt_ids, **kwargs)
@@ -48,6 +51,9 @@ class ModelSessions:
 
     flow_constraint: bool = True  # narrow each forward stop to static control flow (model.flow)
     repr_check: bool = True  # never write an impossible repr (model.repr_check)
+    candidates: int = 1  # answers drawn per stop after a forward action, the best-ranked kept (model.rerank)
+    inverse_candidates: int | None = None  # the same after an inverse action (None: model.rerank's default)
+    check_weight: float | None = None  # weight of the backward check (None: model.rerank's default)
 
     def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
                  constrained: bool, threads: int | None) -> None:  # fmt: skip
@@ -94,7 +100,12 @@ class ModelSessions:
         return NeuralDebugger(SharedBackend(self.backend), self.tokenizer, program, path, breakpoints=list(breakpoints or []),
                               temperature=0.0, max_state_tokens=self.max_state_tokens, constrained=self.constrained,
                               retry_temperature=None, flow_constraint=self.flow_constraint,
-                              repr_check=self.repr_check)  # fmt: skip  (greedy throughout, retries included)
+                              repr_check=self.repr_check, candidates=self.candidates, **self._ranking())  # fmt: skip  (greedy first, retries included)
+
+    def _ranking(self) -> dict[str, Any]:
+        """The ranking options set here (the others keep the session's defaults)."""
+        chosen = {"inverse_candidates": self.inverse_candidates, "check_weight": self.check_weight}
+        return {name: value for name, value in chosen.items() if value is not None}
 
     def close(self) -> None:
         if self.backend is not None:
@@ -121,6 +132,9 @@ def cruxeval(
     constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     workers: int = typer.Option(1, min=1, help="processes, each with its own copy of the model (2 on 2 free cores)"),
+    candidates: int = typer.Option(1, min=1, help="answers drawn per stop after a forward action (greedy, then samples); the most likely is kept (model.rerank)"),
+    inverse_candidates: int | None = typer.Option(None, min=1, help="the same after an inverse action (default: model.rerank's, 8)"),
+    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """CruxEval pass@1 (greedy): pose each problem as a debugging session, score by executing the prediction."""
@@ -139,11 +153,12 @@ def cruxeval(
     except cx.ProblemsError as exc:
         raise _fail(str(exc)) from None
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
+    sessions.candidates, sessions.inverse_candidates, sessions.check_weight = candidates, inverse_candidates, check_weight
     records: list[dict[str, Any]] = []
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=len(items), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
-    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads)
+    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, candidates, inverse_candidates, check_weight)
     with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial, \
             _problem_runner(sessions, settings, mode, via, workers, fine_budget) as run:  # what an interrupted run leaves
         for record in run(items):
@@ -159,6 +174,7 @@ def cruxeval(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
+        candidates=candidates, inverse_candidates=inverse_candidates or INVERSE_CANDIDATES, check_weight=check_weight,
         **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
     )  # fmt: skip
     write_results(out, summary, records, "predictions.jsonl")
@@ -170,9 +186,10 @@ _WORKER: dict[str, Any] = {}  # per worker process: its ModelSessions and task s
 
 
 def _init_worker(settings: tuple, mode: str, via: str, fine_budget: int) -> None:
-    model, backend, vllm_url, max_state_tokens, constrained, threads = settings
-    _WORKER.update(sessions=ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens,
-                                          constrained=constrained, threads=threads), mode=mode, via=via, fine_budget=fine_budget)  # fmt: skip
+    model, backend, vllm_url, max_state_tokens, constrained, threads, candidates, inverse_candidates, check_weight = settings
+    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
+    sessions.candidates, sessions.inverse_candidates, sessions.check_weight = candidates, inverse_candidates, check_weight
+    _WORKER.update(sessions=sessions, mode=mode, via=via, fine_budget=fine_budget)
 
 
 def _work(problem: Any) -> dict[str, Any]:
@@ -211,6 +228,9 @@ def fidelity(
     constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
     flow_constraint: bool = typer.Option(True, help="narrow each stop to static control flow (model.flow)"),
     repr_check: bool = typer.Option(True, help="never write an impossible repr (duplicate keys, unbalanced brackets)"),
+    candidates: int = typer.Option(1, min=1, help="answers drawn per stop after a forward action (greedy, then samples); the most likely is kept (model.rerank)"),
+    inverse_candidates: int | None = typer.Option(None, min=1, help="the same after an inverse action (default: model.rerank's, 8)"),
+    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     free_running: bool = typer.Option(False, help="the session goes on from its own predictions (as a user sees it), not from the real state"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     progress: bool = typer.Option(True, help="show a progress bar"),
@@ -225,12 +245,15 @@ def fidelity(
         raise _fail(str(exc)) from None
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
+    sessions.candidates, sessions.inverse_candidates, sessions.check_weight = candidates, inverse_candidates, check_weight
     start = time.perf_counter()
     report = fd.evaluate(sources, sessions, seed=seed, scripts=scripts, max_steps=max_steps, progress=progress, free_running=free_running)
     summary = report.summary(backend=backend, model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT),
                              programs=str(programs), seed=seed, scripts=scripts, max_steps=max_steps,
                              constrained=constrained, flow_constraint=flow_constraint, repr_check=repr_check,
-                             free_running=free_running, seconds=round(time.perf_counter() - start, 1))  # fmt: skip
+                             free_running=free_running, candidates=candidates,
+                             inverse_candidates=inverse_candidates or INVERSE_CANDIDATES, check_weight=check_weight,
+                             seconds=round(time.perf_counter() - start, 1))  # fmt: skip
     sessions.close()
     write_results(out, summary, report.steps, "steps.jsonl")
     overall = summary["overall"]
@@ -262,6 +285,9 @@ def next_state(
     flow_constraint: bool = typer.Option(True, help="narrow each forward stop to static control flow (model.flow)"),
     repr_check: bool = typer.Option(True, help="never write an impossible repr (duplicate keys, unbalanced brackets)"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
+    candidates: int = typer.Option(1, min=1, help="answers drawn per stop after a forward action (greedy, then samples); the most likely is kept (model.rerank)"),
+    inverse_candidates: int | None = typer.Option(None, min=1, help="the same after an inverse action (default: model.rerank's, 8)"),
+    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Held-out next-state exact match per action, forward and inverse, on the windows training uses (greedy)."""
@@ -273,6 +299,7 @@ def next_state(
         raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
+    sessions.candidates, sessions.inverse_candidates, sessions.check_weight = candidates, inverse_candidates, check_weight
     start = time.perf_counter()
     window = seq_len or int(getattr(sessions.backend, "max_model_len", None) or 2048)
     try:
@@ -288,7 +315,8 @@ def next_state(
     summary = report.summary(selection, backend=backend, model=str(model or DEFAULT_CHECKPOINT), trajectories=str(trajectories),
                              limit=limit, seed=seed, seq_len=window, max_state_tokens=max_state_tokens,
                              constrained=constrained, seconds=elapsed)  # fmt: skip
-    summary.update(flow_constraint=flow_constraint, repr_check=repr_check)
+    summary.update(flow_constraint=flow_constraint, repr_check=repr_check, candidates=candidates,
+                   inverse_candidates=inverse_candidates or INVERSE_CANDIDATES, check_weight=check_weight)
     write_results(out, summary, report.records, "predictions.jsonl")
     overall = summary["overall"]
     _echo_kinds(summary)

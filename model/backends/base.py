@@ -74,3 +74,12 @@ class Backend(Protocol):
     def close(self) -> None:
         """Release the model, the cache or the connection."""
         ...
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """A backend that can also score a given continuation (teacher forcing), e.g. to rerank candidates."""
+
+    def score(self, prompt_ids: list[int], target_ids: list[int]) -> list[float]:
+        """One natural-log probability per id of `target_ids`, each after the prompt and the ids before it."""
+        ...

@@ -239,6 +239,31 @@ class HFBackend:
             stop_token=stop_token,
         )
 
+    def score(self, prompt_ids: list[int], target_ids: list[int]) -> list[float]:
+        """Teacher forcing: the natural-log probability of each of `target_ids` after `prompt_ids` and the
+        targets before it, under the model's raw distribution (the KV cache is reused for the prompt)."""
+        if not target_ids:
+            return []
+        self._check_prompt(list(prompt_ids) + list(target_ids[:-1]))
+        bad = [t for t in target_ids if not isinstance(t, int) or not 0 <= t < self.vocab_size]
+        if bad:
+            raise BackendError(f"target has ids outside the vocabulary of {self.vocab_size}: {bad[:5]}")
+        saved_threads = self._torch.get_num_threads()
+        if self.threads:
+            self._torch.set_num_threads(self.threads)
+        try:
+            with self._torch.inference_mode():
+                first, _ = self._prefill(list(prompt_ids))
+                rows = [first.unsqueeze(0)]
+                if len(target_ids) > 1:
+                    rows.append(self._forward_all(list(target_ids[:-1])))
+                logits = self._torch.cat(rows).float()
+                picked = self._torch.log_softmax(logits, dim=-1)[self._torch.arange(len(target_ids)), self._torch.tensor(target_ids)]
+                return [float(x) for x in picked]
+        finally:
+            if self.threads:
+                self._torch.set_num_threads(saved_threads)
+
     def reset_cache(self) -> None:
         """Forget the KV cache (the next request prefills its whole prompt)."""
         self._cache, self._cached_ids = None, []
@@ -280,6 +305,18 @@ class HFBackend:
             self._cache = returned
         self._cached_ids.extend(ids)
         return out.logits[0, -1].float()
+
+    def _forward_all(self, ids: list[int]) -> Any:
+        """Like `_forward`, but the logits after every one of `ids` (rows in order)."""
+        tensor = self._torch.tensor([ids], dtype=self._torch.long, device=self.device)
+        out = self.model(input_ids=tensor, **{self._cache_kwarg: self._cache}, use_cache=True)
+        returned = getattr(out, "cache", None)
+        if returned is None:
+            returned = getattr(out, "past_key_values", None)
+        if returned is not None:
+            self._cache = returned
+        self._cached_ids.extend(ids)
+        return out.logits[0]
 
     def _best_number(self, logits: Any, constraint: Constraint, data: bytes, budget: int) -> NumberChoice | None:
         """The most probable whole number after `data` (see `whole_numbers.best_number`); the cache is left at `data`."""

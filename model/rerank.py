@@ -1,0 +1,61 @@
+"""Choosing a predicted stop among several drawn answers: the model's most likely one, optionally checked backwards.
+
+Greedy decoding under the session's constraints takes the most likely token at each point, which is
+not the most likely answer: a small model that starts a value wrongly cannot take it back. So the
+session may draw several answers for one stop (the greedy one, then samples at `SAMPLE_TEMPERATURE`)
+and keep the one with the highest score
+
+    likelihood(c) + check_weight * check(c)
+
+where ``likelihood(c) = log P(c | prompt)`` is the model's teacher-forced probability of the whole
+answer (the stop token included), and ``check(c)`` is a second opinion where one exists:
+
+* ``inv_step_call`` just after a call returned (CruxEval-I's posing): ``check(c) = log P(the later
+  stop | c, step_return)``, whether stepping out of the call from candidate ``c`` leads to the
+  return value the session already knows (a noisy channel: the model run forwards judges the
+  arguments the model run backwards proposed).
+
+Nothing is run: every number is a probability under the one model. The greedy answer wins ties,
+and is kept when no candidate can be scored (a backend without teacher forcing, a prompt too long).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+INVERSE_CANDIDATES = 8  # default answers drawn after an inverse action (docs/model-notes.md, session 11)
+SAMPLE_TEMPERATURE = 0.8  # the answers after the greedy one are sampled at this temperature
+CHECK_WEIGHT = 0.0  # default weight of the check term (docs/model-notes.md, session 11: the measurements)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One drawn answer: its text (a full state snapshot) and its log-probabilities."""
+
+    text: str
+    likelihood: float  # log P(this answer | the prompt); -inf when it could not be scored
+    check: float | None = None  # log P(what is known | this answer), where a check exists; -inf: could not be scored
+    greedy: bool = False
+
+    def total(self, check_weight: float = CHECK_WEIGHT) -> float:
+        if math.isinf(self.likelihood):
+            return -math.inf
+        if self.check is None or check_weight == 0:
+            return self.likelihood
+        if math.isinf(self.check):
+            return -math.inf
+        return self.likelihood + check_weight * self.check
+
+
+def best_candidate(candidates: Sequence[Candidate], check_weight: float = CHECK_WEIGHT) -> int:
+    """Index of the candidate with the highest total; the greedy one (else the first) on ties or when none scored."""
+    if not candidates:
+        raise ValueError("no candidates to choose from")
+    fallback = next((i for i, c in enumerate(candidates) if c.greedy), 0)
+    best, best_total = fallback, candidates[fallback].total(check_weight)
+    for i, candidate in enumerate(candidates):
+        total = candidate.total(check_weight)
+        if total > best_total:
+            best, best_total = i, total
+    return best

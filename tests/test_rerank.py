@@ -1,0 +1,88 @@
+"""Drawing several answers for a stop and keeping the best-ranked one (model.rerank)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from model import language as lang
+from model.rerank import Candidate, best_candidate
+from model.session import NeuralDebugger
+from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
+
+PROGRAM = "def f(text):\n    return text.upper()\n\n\nresult = f('ab')\n"
+
+
+def _returned(output: str) -> State:
+    frame = Frame(name="<module>", line=5, source="result = f('ab')", locals={})
+    return State(reason=StopReason.STEP, frames=[frame], return_value=ReturnValue(name="f", value=output))
+
+
+def test_best_candidate_prefers_the_total_and_falls_back_to_greedy() -> None:
+    greedy = Candidate(text="g", likelihood=-1.0, check=-9.0, greedy=True)
+    sampled = Candidate(text="s", likelihood=-3.0, check=-2.0)
+    assert best_candidate([greedy, sampled]) == 0  # no check weight: the likelier answer
+    assert best_candidate([greedy, sampled], check_weight=1.0) == 1  # -5 beats -10
+    assert best_candidate([greedy, sampled], check_weight=0.2) == 0  # -2.8 vs -3.4
+    unscored = Candidate(text="u", likelihood=-math.inf)
+    assert best_candidate([unscored, greedy]) == 1
+    assert best_candidate([unscored, Candidate(text="v", likelihood=-math.inf, greedy=True)]) == 1
+    assert best_candidate([Candidate(text="a", likelihood=-1.0, check=-math.inf), sampled], check_weight=1.0) == 1
+    with pytest.raises(ValueError):
+        best_candidate([])
+
+
+def _session(checkpoint: Path, **options: object) -> NeuralDebugger:
+    session = NeuralDebugger.from_checkpoint(checkpoint, PROGRAM, max_state_tokens=64, **options)
+    session.start_from(_returned("'AB'"))
+    return session
+
+
+def test_session_ranks_distinct_candidates_by_the_models_own_scores(tiny_checkpoint: Path) -> None:
+    """With a real (tiny, random) model: the candidates are distinct parsed states scored by the
+    backend's teacher forcing, and the step answers with the best-ranked one."""
+    session = _session(tiny_checkpoint, inverse_candidates=4, check_weight=1.0)
+    state = session.step(Action(kind=ActionKind.INV_STEP_CALL))
+    ranking = session.ranking
+    assert 1 <= len(ranking) <= 4 and sum(c.greedy for _, c in ranking) <= 1
+    assert len({c.text for _, c in ranking}) == len(ranking)
+    for _, candidate in ranking:
+        assert candidate.likelihood <= 0 and candidate.check is not None and candidate.check <= 0
+        assert not math.isinf(candidate.total(1.0))
+    chosen = ranking[best_candidate([c for _, c in ranking], 1.0)][0]
+    assert state == chosen and lang.render_state(chosen, None) in {c.text for _, c in ranking}
+    # the check is the model's probability of the known return from that candidate: deterministic, and it depends on the return
+    check = session._forward_to(session.backend, chosen, _returned("'AB'"))
+    assert check == pytest.approx(session._forward_to(session.backend, chosen, _returned("'AB'")), abs=1e-4)
+    assert check != pytest.approx(session._forward_to(session.backend, chosen, _returned("'XYZ'")), abs=1e-6)
+
+
+def test_without_check_weight_no_check_is_computed(tiny_checkpoint: Path) -> None:
+    session = _session(tiny_checkpoint, inverse_candidates=3)
+    session.step(Action(kind=ActionKind.INV_STEP_CALL))
+    assert session.ranking and all(c.check is None for _, c in session.ranking)
+
+
+def test_one_candidate_is_the_plain_greedy_answer(tiny_checkpoint: Path) -> None:
+    plain = _session(tiny_checkpoint, inverse_candidates=1)
+    greedy = plain.step(Action(kind=ActionKind.INV_STEP_CALL))
+    assert plain.ranking == []
+    ranked = _session(tiny_checkpoint, inverse_candidates=3)
+    ranked.step(Action(kind=ActionKind.INV_STEP_CALL))
+    greedy_texts = [c.text for _, c in ranked.ranking if c.greedy]
+    if greedy.top is not None and greedy.top.name == "f":  # the greedy answer parsed: the ranked session drew the same one first
+        assert greedy_texts == [lang.render_state(greedy, None)]
+    else:  # it did not (the session stayed at the return): it is no candidate
+        assert greedy_texts == []
+
+
+def test_forward_and_inverse_actions_have_their_own_counts(tiny_checkpoint: Path) -> None:
+    session = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, max_state_tokens=64, candidates=3, inverse_candidates=1)
+    session.start()
+    state = session.step(Action(kind=ActionKind.STEP_OVER))
+    assert 1 <= len(session.ranking) <= 3 and all(c.check is None for _, c in session.ranking)
+    assert state in [s for s, _ in session.ranking]
+    session.ranking = []
+    session.step(Action(kind=ActionKind.INV_STEP_OVER))  # one answer after an inverse action: nothing ranked
+    assert session.ranking == []
