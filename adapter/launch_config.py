@@ -41,10 +41,10 @@ class LaunchConfig(NeuralLaunchArguments):
     vllm_timeout: float | None = Field(default=None, gt=0, le=600)
     # show the program's (predicted) exit as one more stop, reason "exit", so Step Back works from it
     stop_at_exit: bool = False
-    # answers drawn per stop, the model's most likely kept (model.rerank): after a forward step (default 1,
-    # the greedy answer) and after an inverse one (Step Back past the history's start; default model.rerank's)
+    # answers drawn per stop, the model's most likely kept (model.rerank): for a call's first stop predicted
+    # backwards (its arguments, inv_step_call; default model.rerank's) and for every other stop (default 1: greedy)
     candidates: int = Field(default=1, ge=1, le=32)
-    inverse_candidates: int | None = Field(default=None, ge=1, le=32)
+    call_candidates: int | None = Field(default=None, ge=1, le=32)
 
 
 def parse_config(arguments: object) -> LaunchConfig:
@@ -201,7 +201,7 @@ def open_session(config: LaunchConfig, program: Program) -> DebugSession:
             timeout=config.vllm_timeout or VLLM_STEP_TIMEOUT_S,
             temperature=config.temperature,
             candidates=config.candidates,
-            **({} if config.inverse_candidates is None else {"inverse_candidates": config.inverse_candidates}),
+            **({} if config.call_candidates is None else {"call_candidates": config.call_candidates}),
         )
     except SessionError as exc:
         raise LaunchError(f"cannot load the model in {checkpoint}: {exc}") from None

@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-INVERSE_CANDIDATES = 8  # default answers drawn after an inverse action (docs/model-notes.md, session 11)
+CALL_CANDIDATES = 8  # default answers drawn for inv_step_call (docs/model-notes.md, session 11); 1 for the other actions
 SAMPLE_TEMPERATURE = 0.8  # the answers after the greedy one are sampled at this temperature
 CHECK_WEIGHT = 0.0  # default weight of the check term (docs/model-notes.md, session 11: the measurements)
 

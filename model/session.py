@@ -23,7 +23,7 @@ from typing import Any
 
 from model import language as lang
 from model.backends.base import Backend, BackendError, Generation, Scorer
-from model.rerank import CHECK_WEIGHT, INVERSE_CANDIDATES, SAMPLE_TEMPERATURE, Candidate, best_candidate
+from model.rerank import CALL_CANDIDATES, CHECK_WEIGHT, SAMPLE_TEMPERATURE, Candidate, best_candidate
 from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
 from model.cut_values import runaway
@@ -115,15 +115,15 @@ class NeuralDebugger:
         flow_constraint: bool = True,
         repr_check: bool = True,
         candidates: int = 1,
-        inverse_candidates: int = INVERSE_CANDIDATES,
+        call_candidates: int = CALL_CANDIDATES,
         check_weight: float = CHECK_WEIGHT,
     ) -> None:
         self.flow_constraint = flow_constraint  # narrow each stop to static control flow (model.flow)
         self.repr_check = repr_check  # never write an impossible repr (model.repr_check; transformers backend)
         self.backend = backend
         # answers drawn per predicted stop, the most likely kept (model.rerank); 1 is the greedy answer alone
-        self.candidates = max(1, int(candidates))  # after a forward action
-        self.inverse_candidates = max(1, int(inverse_candidates))  # after an inverse action (an earlier stop)
+        self.candidates = max(1, int(candidates))  # after any action but inv_step_call
+        self.call_candidates = max(1, int(call_candidates))  # after inv_step_call (a call's first stop: its arguments)
         self.check_weight = float(check_weight)  # weight of a backward check where one exists (model.rerank)
         self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
@@ -587,12 +587,12 @@ class NeuralDebugger:
         return record.state
 
     def _generate_or_rank(self, prompt: list[int], previous: State, action: Action | None,
-                          breakpoints: Sequence[int] | None = None, backwards: bool | None = None) -> StateRecord | str:  # fmt: skip
-        """`_generate_state`, or the best of several answers (`model.rerank`) when `candidates` (forward) or
-        `inverse_candidates` (`backwards`: default, whether `action` is inverse) is above 1."""
-        if backwards is None:
-            backwards = action is not None and action.kind.inverse
-        count = self.inverse_candidates if backwards else self.candidates
+                          breakpoints: Sequence[int] | None = None, kind: ActionKind | None = None) -> StateRecord | str:  # fmt: skip
+        """`_generate_state`, or the best of several answers (`model.rerank`) when `call_candidates` (for
+        inv_step_call) or `candidates` (any other action) is above 1. `kind`: the action asked, when
+        `action` is None (an unnarrowed answer, as next-state evaluation asks inverse actions)."""
+        kind = action.kind if action is not None else kind
+        count = self.call_candidates if kind is ActionKind.INV_STEP_CALL else self.candidates
         if count <= 1 or not isinstance(self.backend, Scorer):  # one answer, or nothing to rank them by: the greedy answer
             return self._generate_state(prompt, previous, action, breakpoints)
         ranked = self.ranked_candidates(prompt, previous, action, count, breakpoints)

@@ -42,7 +42,7 @@ def _session(checkpoint: Path, **options: object) -> NeuralDebugger:
 def test_session_ranks_distinct_candidates_by_the_models_own_scores(tiny_checkpoint: Path) -> None:
     """With a real (tiny, random) model: the candidates are distinct parsed states scored by the
     backend's teacher forcing, and the step answers with the best-ranked one."""
-    session = _session(tiny_checkpoint, inverse_candidates=4, check_weight=1.0)
+    session = _session(tiny_checkpoint, call_candidates=4, check_weight=1.0)
     state = session.step(Action(kind=ActionKind.INV_STEP_CALL))
     ranking = session.ranking
     assert 1 <= len(ranking) <= 4 and sum(c.greedy for _, c in ranking) <= 1
@@ -59,16 +59,16 @@ def test_session_ranks_distinct_candidates_by_the_models_own_scores(tiny_checkpo
 
 
 def test_without_check_weight_no_check_is_computed(tiny_checkpoint: Path) -> None:
-    session = _session(tiny_checkpoint, inverse_candidates=3)
+    session = _session(tiny_checkpoint, call_candidates=3)
     session.step(Action(kind=ActionKind.INV_STEP_CALL))
     assert session.ranking and all(c.check is None for _, c in session.ranking)
 
 
 def test_one_candidate_is_the_plain_greedy_answer(tiny_checkpoint: Path) -> None:
-    plain = _session(tiny_checkpoint, inverse_candidates=1)
+    plain = _session(tiny_checkpoint, call_candidates=1)
     greedy = plain.step(Action(kind=ActionKind.INV_STEP_CALL))
     assert plain.ranking == []
-    ranked = _session(tiny_checkpoint, inverse_candidates=3)
+    ranked = _session(tiny_checkpoint, call_candidates=3)
     ranked.step(Action(kind=ActionKind.INV_STEP_CALL))
     greedy_texts = [c.text for _, c in ranked.ranking if c.greedy]
     if greedy.top is not None and greedy.top.name == "f":  # the greedy answer parsed: the ranked session drew the same one first
@@ -77,12 +77,17 @@ def test_one_candidate_is_the_plain_greedy_answer(tiny_checkpoint: Path) -> None
         assert greedy_texts == []
 
 
-def test_forward_and_inverse_actions_have_their_own_counts(tiny_checkpoint: Path) -> None:
-    session = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, max_state_tokens=64, candidates=3, inverse_candidates=1)
+def test_inv_step_call_has_its_own_count(tiny_checkpoint: Path) -> None:
+    """`candidates` ranks every action but inv_step_call (forward and the other inverse ones); `call_candidates` that one."""
+    session = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, max_state_tokens=64, candidates=3, call_candidates=1)
     session.start()
     state = session.step(Action(kind=ActionKind.STEP_OVER))
     assert 1 <= len(session.ranking) <= 3 and all(c.check is None for _, c in session.ranking)
     assert state in [s for s, _ in session.ranking]
     session.ranking = []
-    session.step(Action(kind=ActionKind.INV_STEP_OVER))  # one answer after an inverse action: nothing ranked
+    session.step(Action(kind=ActionKind.INV_STEP_OVER))
+    assert session.ranking
+    session.ranking = []
+    session.start_from(_returned("'AB'"))
+    session.step(Action(kind=ActionKind.INV_STEP_CALL))  # one answer for inv_step_call: nothing ranked
     assert session.ranking == []

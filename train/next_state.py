@@ -240,7 +240,7 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True)
         started = time.perf_counter()
         try:  # the session's own step: generate (narrowed by static flow after a forward action), retry, close, parse
             outcome = session._generate_or_rank(ids, previous, action if ex.direction == "forward" else None, breakpoints,
-                                                backwards=ex.direction != "forward")  # fmt: skip
+                                                kind=action.kind)  # fmt: skip
         except SessionError as exc:  # the backend failed on this prompt: no prediction
             outcome = f"error: {exc}"
         seconds = time.perf_counter() - started
