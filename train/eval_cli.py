@@ -137,7 +137,7 @@ def cruxeval(
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
-    """CruxEval pass@1 (greedy): pose each problem as a debugging session, score by executing the prediction."""
+    """CruxEval pass@1 (greedy; inv_step_call the most likely of --call-candidates answers): pose each problem as a debugging session, score by executing the prediction."""
     from tqdm import tqdm
 
     from train import cruxeval as cx
