@@ -23,7 +23,7 @@ from protocol.debugger import Action, ActionKind  # noqa: E402
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def time_stops(checkpoint: Path, problems: list, count: int) -> dict[str, list[float]]:

@@ -23,11 +23,11 @@ from typing import Any
 
 from model import language as lang
 from model.backends.base import Backend, BackendError, Generation, Scorer
-from model.rerank import CALL_CANDIDATES, CHECK_WEIGHT, SAMPLE_TEMPERATURE, Candidate, best_candidate
 from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
 from model.cut_values import runaway
 from model.listing import STATE_RESERVE, Listing, window_listing
+from model.rerank import CALL_CANDIDATES, CHECK_WEIGHT, SAMPLE_TEMPERATURE, Candidate, best_candidate
 from model.session_api import SessionError
 from model.user_modules import collect_user_modules
 from model.value_chars import encode_text, value_chars_enabled
