@@ -295,21 +295,17 @@ class HFBackend:
         return self._forward(new), len(new)
 
     def _forward(self, ids: list[int]) -> Any:
-        torch = self._torch
-        tensor = torch.tensor([ids], dtype=torch.long, device=self.device)
-        out = self.model(input_ids=tensor, **{self._cache_kwarg: self._cache}, use_cache=True, logits_to_keep=1)
-        returned = getattr(out, "cache", None)
-        if returned is None:
-            returned = getattr(out, "past_key_values", None)
-        if returned is not None:
-            self._cache = returned
-        self._cached_ids.extend(ids)
-        return out.logits[0, -1].float()
+        """Run `ids` through the model on the cache; the logits after the last one."""
+        return self._run(ids, keep=1)[-1].float()
 
     def _forward_all(self, ids: list[int]) -> Any:
         """Like `_forward`, but the logits after every one of `ids` (rows in order)."""
+        return self._run(ids, keep=0)
+
+    def _run(self, ids: list[int], keep: int) -> Any:
+        """One model call on the cache, which then holds `ids` too; the last `keep` rows of logits (0: all)."""
         tensor = self._torch.tensor([ids], dtype=self._torch.long, device=self.device)
-        out = self.model(input_ids=tensor, **{self._cache_kwarg: self._cache}, use_cache=True)
+        out = self.model(input_ids=tensor, **{self._cache_kwarg: self._cache}, use_cache=True, logits_to_keep=keep)
         returned = getattr(out, "cache", None)
         if returned is None:
             returned = getattr(out, "past_key_values", None)
