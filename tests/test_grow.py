@@ -61,3 +61,50 @@ def test_factor_below_two_is_refused(tiny_checkpoint: Path, tmp_path: Path) -> N
 
     with pytest.raises(ValueError, match="at least 2"):
         grow(tiny_checkpoint, tmp_path / "g", factor=1)
+
+
+def test_widened_model_has_more_heads_and_the_same_logits(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """`train.widen`: old weights in the top-left blocks, new writers zero, norms rescaled: same logits."""
+    import torch
+
+    from train.widen import widen
+
+    small_config = json.loads((tiny_checkpoint / "config.json").read_text())
+    head = small_config.get("head_dim") or small_config["hidden_size"] // small_config["num_attention_heads"]
+    width = small_config["hidden_size"] + 2 * head
+    summary = widen(tiny_checkpoint, tmp_path / "wide", width)
+    ids = torch.randint(0, 300, (2, 24), generator=torch.Generator().manual_seed(0))
+    small, _ = _logits(tiny_checkpoint, ids)
+    big, _ = _logits(tmp_path / "wide", ids)
+    config = json.loads((tmp_path / "wide" / "config.json").read_text())
+    assert config["hidden_size"] == width and config["num_attention_heads"] == small_config["num_attention_heads"] + 2
+    assert summary["params"] > json.loads((tmp_path / "wide" / "training_summary.json").read_text())["widened_from"]["width"]
+    assert torch.allclose(small, big, atol=1e-4)
+
+
+def test_every_new_weight_of_a_widened_model_learns(tiny_checkpoint: Path, tmp_path: Path) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from train.widen import widen
+
+    config = json.loads((tiny_checkpoint / "config.json").read_text())
+    head = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+    widen(tiny_checkpoint, tmp_path / "wide", config["hidden_size"] + head)
+    model = AutoModelForCausalLM.from_pretrained(str(tmp_path / "wide"), dtype="float32")
+    ids = torch.randint(0, 300, (2, 16), generator=torch.Generator().manual_seed(1))
+    model(ids, labels=ids).loss.backward()
+    old = config["hidden_size"]
+    layer = model.model.layers[0]  # read by the next layers' random weights (the last layer's once others write)
+    for weight in (layer.self_attn.o_proj.weight, layer.mlp.down_proj.weight):
+        assert weight.grad[old:].abs().sum() > 0  # rows writing the new residual dimensions
+    for weight in (layer.self_attn.o_proj.weight, layer.mlp.down_proj.weight):  # the new heads' and units' outputs
+        assert weight.grad[:, old:].abs().sum() > 0
+
+
+@pytest.mark.parametrize("width", [0, 1000])
+def test_widen_refuses_a_narrower_or_unaligned_width(tiny_checkpoint: Path, tmp_path: Path, width: int) -> None:
+    from train.widen import widen
+
+    with pytest.raises(ValueError, match="--width"):
+        widen(tiny_checkpoint, tmp_path / "wide", width + 1)
