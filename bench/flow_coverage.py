@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model.flow import next_locations, program_flow, FlowUnavailable
+from model.flow import FlowUnavailable, shape_allows, next_locations, program_flow
 from protocol.debugger import Action, ActionKind, State, StopReason
 
 
@@ -53,6 +53,7 @@ class Coverage:
     grammar_misses: list[dict] = field(default_factory=list)
     entries_known: int = 0  # first stops of a call whose parameters `model.call_args` knows (some or all)
     kept_values: int = 0  # values `model.line_effects` says a step keeps
+    required_returns: int = 0  # step stops that must show a return value (`FlowSet.returned`); misses count as misses
 
     @property
     def miss_rate(self) -> float:
@@ -72,7 +73,7 @@ class Coverage:
                 f"frames with known names: {self.named_frames} checked, {len(self.name_misses)} showing others; "
                 f"stacks: {self.stacks} checked, {len(self.chain_misses)} not a chain of calls; "
                 f"whole states: {self.grammar_states} checked ({self.entries_known} calls with known arguments, "
-                f"{self.kept_values} kept values), {len(self.grammar_misses)} refused by the decoding constraint")  # fmt: skip
+                f"{self.kept_values} kept values, {self.required_returns} return values required), {len(self.grammar_misses)} refused by the decoding constraint")  # fmt: skip
 
 
 def scripts_for(trace, rng: random.Random, per_program: int, max_steps: int) -> Iterable[tuple[list[int], list[State], list[Action]]]:  # noqa: ANN001
@@ -123,6 +124,9 @@ def check_program(source: str, rng: random.Random, cov: Coverage, *, per_program
             _check_chain(source, state, cov, name)
             _check_grammar(source, previous, action, breakpoints, state, cov, name)
             if state.reason is StopReason.STEP:
+                new = [(f.name, f.line) for f in reversed(state.frames)]
+                old = [(f.name, f.line) for f in reversed(previous.frames)]
+                cov.required_returns += any(flow.must_return(s) and shape_allows(s, old, new) for s in flow.step)
                 allowed = flow.top_lines(StopReason.STEP)
                 if allowed is None:
                     cov.unconstrained_steps += 1

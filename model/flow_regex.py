@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from model import language as lang
 from model.flow import AnyStack, Continue, FlowSet, Push, Shape
 from model.frame_names import frame_names
-from protocol.debugger import Ending, Frame, State, display_key
+from protocol.debugger import Ending, Frame, State, StopReason, display_key
 
 if TYPE_CHECKING:
     from model.call_args import KnownEntry
@@ -202,14 +202,19 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
     old = list(reversed(previous.frames))
     names = frame_names(program)
     running = []
-    returned = f"(?:{re.escape(lang.RETURN_SEP)}{return_value_regex(program, info.names or ())})?"
-    for token, shapes in ((lang.REASON_STEP, flow.step), (lang.REASON_BREAKPOINT, flow.breakpoint),
-                          (lang.REASON_EXCEPTION, flow.exception)):  # fmt: skip
+    value = f"{re.escape(lang.RETURN_SEP)}{return_value_regex(program, info.names or ())}"
+    for token, reason, shapes in ((lang.REASON_STEP, StopReason.STEP, flow.step), (lang.REASON_BREAKPOINT, StopReason.BREAKPOINT, flow.breakpoint),
+                                  (lang.REASON_EXCEPTION, StopReason.EXCEPTION, flow.exception)):  # fmt: skip
         steps_kept = kept if token == lang.REASON_STEP else None  # a breakpoint may stop after more lines of the frame ran
-        stacks = alt(s for s in (_shape(shape, old, info, names, entry, steps_kept) for shape in shapes) if s)
+        stacks = []
+        for must in (True, False):  # a frame left by a return shows its value (FlowSet.returned); others may
+            body = alt(s for s in (_shape(shape, old, info, names, entry, steps_kept) for shape in shapes
+                                   if flow.must_return(shape, reason) == must) if s)  # fmt: skip
+            if body:
+                stacks.append(f"(?:{body}){value}" if must else f"(?:{body})(?:{value})?")
         if stacks:
             raised = EXCEPTION_TAIL_RE if token == lang.REASON_EXCEPTION else ""  # exception info only at an exception stop
-            running.append(re.escape(token) + stacks + returned + raised)
+            running.append(re.escape(token) + alt(stacks) + raised)
     endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]]
     running.append(alt(re.escape(t) for t in endings) + "(?:-?[0-9]{1,9})?" + EXCEPTION_TAIL_RE)
     return alt(running) + f"(?:{re.escape(lang.STDOUT)}{lang.JSON_STRING_RE})?" + (re.escape(lang.STATE_END) if include_end else "")

@@ -178,6 +178,33 @@ def test_the_grammar_accepts_every_recorded_stop_and_refuses_one_off_the_flow() 
     assert refused > 50
 
 
+def test_leaving_a_function_shows_its_return_value_and_leaving_a_generator_may_not() -> None:
+    """After a step out of a function the caller's stop carries ``(return) f`` (recorded, and required by the
+    grammar: a prediction cannot leave it out); after a generator's yield the consumer's stop may have the
+    yielded value or none (recorded both ways), so there it stays optional."""
+    program = "def f(a):\n    return a + 1\n\n\ndef g():\n    yield 1\n\n\nx = f(1)\nit = g()\ny = next(it)\nz = 0\n"
+    trace = record_program(program)
+    checked = {"function": 0, "generator": 0}
+    for breakpoints, states, actions in scripts_for(trace, random.Random(0), 12, 20):
+        for previous, action, state in zip(states, actions, states[1:]):
+            if state.reason is not StopReason.STEP or len(state.frames) >= len(previous.frames) or not previous.frames:
+                continue
+            flow = next_locations(program, previous, action, breakpoints)
+            constraint = state_constraint(program, previous, action=action, breakpoints=breakpoints)
+            text = lang.render_state(lang.canonical_state(state, program), previous).removesuffix(lang.STOP_TOKEN)
+            assert flow.allows(previous, state) and constraint.complete(text)
+            without = state.model_copy(update={"return_value": None})
+            bare = lang.render_state(lang.canonical_state(without, program), previous).removesuffix(lang.STOP_TOKEN)
+            if previous.frames[0].name == "f":
+                assert state.return_value is not None and state.return_value.value == "2"
+                assert not flow.allows(previous, without) and not constraint.complete(bare)
+                checked["function"] += 1
+            else:
+                assert previous.frames[0].name == "g" and flow.returned == frozenset() and flow.allows(previous, without)
+                checked["generator"] += 1
+    assert checked["function"] > 0 and checked["generator"] > 0
+
+
 PROGRAM = """def f(a):
     b = a + 1
     if b > 2:
