@@ -42,9 +42,11 @@ class LaunchConfig(NeuralLaunchArguments):
     # show the program's (predicted) exit as one more stop, reason "exit", so Step Back works from it
     stop_at_exit: bool = False
     # answers drawn per stop, the model's most likely kept (model.rerank): for a call's first stop predicted
-    # backwards (its arguments, inv_step_call; default model.rerank's) and for every other stop (default 1: greedy)
+    # backwards (its arguments, inv_step_call), for the stop after Step Out / Continue / a breakpoint (coarse;
+    # both default to model.rerank's) and for every other stop (default 1: greedy)
     candidates: int = Field(default=1, ge=1, le=32)
     call_candidates: int | None = Field(default=None, ge=1, le=32)
+    coarse_candidates: int | None = Field(default=None, ge=1, le=32)
 
 
 def parse_config(arguments: object) -> LaunchConfig:
@@ -202,6 +204,7 @@ def open_session(config: LaunchConfig, program: Program) -> DebugSession:
             temperature=config.temperature,
             candidates=config.candidates,
             **({} if config.call_candidates is None else {"call_candidates": config.call_candidates}),
+            **({} if config.coarse_candidates is None else {"coarse_candidates": config.coarse_candidates}),
         )
     except SessionError as exc:
         raise LaunchError(f"cannot load the model in {checkpoint}: {exc}") from None

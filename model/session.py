@@ -27,13 +27,15 @@ from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
 from model.cut_values import runaway
 from model.listing import STATE_RESERVE, Listing, window_listing
-from model.rerank import CALL_CANDIDATES, CHECK_WEIGHT, SAMPLE_TEMPERATURE, Candidate, best_candidate
+from model.rerank import CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, SAMPLE_TEMPERATURE, Candidate, best_candidate
 from model.session_api import SessionError
 from model.user_modules import collect_user_modules
 from model.value_chars import encode_text, value_chars_enabled
 from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
 
 MIN_ALTERNATIVE = 0.005  # alternatives less likely than this are not offered
+# actions whose stop is many lines away: one answer simulates them all (`coarse_candidates` answers are drawn)
+COARSE_ACTIONS = frozenset({ActionKind.STEP_RETURN, ActionKind.CONTINUE, ActionKind.BREAKPOINT})
 
 
 
@@ -116,14 +118,16 @@ class NeuralDebugger:
         repr_check: bool = True,
         candidates: int = 1,
         call_candidates: int = CALL_CANDIDATES,
+        coarse_candidates: int = COARSE_CANDIDATES,
         check_weight: float = CHECK_WEIGHT,
     ) -> None:
         self.flow_constraint = flow_constraint  # narrow each stop to static control flow (model.flow)
         self.repr_check = repr_check  # never write an impossible repr (model.repr_check; transformers backend)
         self.backend = backend
         # answers drawn per predicted stop, the most likely kept (model.rerank); 1 is the greedy answer alone
-        self.candidates = max(1, int(candidates))  # after any action but inv_step_call
+        self.candidates = max(1, int(candidates))  # after any other action (step_into, step_over, the other inverse ones)
         self.call_candidates = max(1, int(call_candidates))  # after inv_step_call (a call's first stop: its arguments)
+        self.coarse_candidates = max(1, int(coarse_candidates))  # after step_return, continue, a run to a breakpoint
         self.check_weight = float(check_weight)  # weight of a backward check where one exists (model.rerank)
         self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
@@ -588,11 +592,12 @@ class NeuralDebugger:
 
     def _generate_or_rank(self, prompt: list[int], previous: State, action: Action | None,
                           breakpoints: Sequence[int] | None = None, kind: ActionKind | None = None) -> StateRecord | str:  # fmt: skip
-        """`_generate_state`, or the best of several answers (`model.rerank`) when `call_candidates` (for
-        inv_step_call) or `candidates` (any other action) is above 1. `kind`: the action asked, when
-        `action` is None (an unnarrowed answer, as next-state evaluation asks inverse actions)."""
+        """`_generate_state`, or the best of several answers (`model.rerank`) when the count for the action is
+        above 1: `call_candidates` (inv_step_call), `coarse_candidates` (step_return, continue, breakpoint) or
+        `candidates` (any other). `kind`: the action asked, when `action` is None (an unnarrowed answer, as
+        next-state evaluation asks inverse actions)."""
         kind = action.kind if action is not None else kind
-        count = self.call_candidates if kind is ActionKind.INV_STEP_CALL else self.candidates
+        count = self._candidate_count(kind)
         if count <= 1 or not isinstance(self.backend, Scorer):  # one answer, or nothing to rank them by: the greedy answer
             return self._generate_state(prompt, previous, action, breakpoints)
         ranked = self.ranked_candidates(prompt, previous, action, count, breakpoints)
@@ -600,6 +605,14 @@ class NeuralDebugger:
         if not ranked:
             return self._generate_state(prompt, previous, action, breakpoints)  # none parsed: the greedy answer's own failure message
         return ranked[best_candidate([c for _, c in ranked], self.check_weight)][0]
+
+    def _candidate_count(self, kind: ActionKind | None) -> int:
+        """How many answers to draw after an action of `kind` (see `_generate_or_rank`)."""
+        if kind is ActionKind.INV_STEP_CALL:
+            return self.call_candidates
+        if kind in COARSE_ACTIONS:
+            return self.coarse_candidates
+        return self.candidates
 
     def ranked_candidates(self, prompt: list[int], previous: State, action: Action | None, count: int,
                           breakpoints: Sequence[int] | None = None) -> list[tuple[StateRecord, Candidate]]:  # fmt: skip

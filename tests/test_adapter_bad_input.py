@@ -99,6 +99,8 @@ def test_invalid_configuration(client, good_program):
     assert not reply["success"] and "candidates" in reply["message"]
     reply = client.request("launch", {"program": str(good_program), "callCandidates": "many"})
     assert not reply["success"] and ("callCandidates" in reply["message"] or "call_candidates" in reply["message"])
+    reply = client.request("launch", {"program": str(good_program), "coarseCandidates": 33})
+    assert not reply["success"] and ("coarseCandidates" in reply["message"] or "coarse_candidates" in reply["message"])
 
 
 def test_nonexistent_model_folder(client, good_program, tmp_path):

@@ -91,3 +91,22 @@ def test_inv_step_call_has_its_own_count(tiny_checkpoint: Path) -> None:
     session.start_from(_returned("'AB'"))
     session.step(Action(kind=ActionKind.INV_STEP_CALL))  # one answer for inv_step_call: nothing ranked
     assert session.ranking == []
+
+
+def test_coarse_actions_have_their_own_count(tiny_checkpoint: Path) -> None:
+    """`coarse_candidates` ranks step_return, continue and breakpoint stops; `candidates` leaves them alone."""
+    session = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, max_state_tokens=64, candidates=1, call_candidates=1,
+                                             coarse_candidates=3)  # fmt: skip
+    session.start()
+    session.step(Action(kind=ActionKind.STEP_OVER))
+    assert session.ranking == []  # one answer for step_over
+    for kind in (ActionKind.STEP_RETURN, ActionKind.CONTINUE):
+        session.start()
+        session.ranking = []
+        state = session.step(Action(kind=kind))
+        assert 1 <= len(session.ranking) <= 3 and state in [s for s, _ in session.ranking]
+    plain = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, max_state_tokens=64, candidates=3, call_candidates=1,
+                                           coarse_candidates=1)  # fmt: skip
+    plain.start()
+    plain.step(Action(kind=ActionKind.STEP_RETURN))
+    assert plain.ranking == []

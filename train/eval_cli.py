@@ -15,7 +15,7 @@ from typing import Any
 import typer
 
 from model.paths import DEFAULT_CHECKPOINT
-from model.rerank import CALL_CANDIDATES
+from model.rerank import CALL_CANDIDATES, COARSE_CANDIDATES
 from tracegen.dedupe import BUNDLED_CRUXEVAL, default_cruxeval_path
 from train.results_io import write_results
 
@@ -53,6 +53,7 @@ class ModelSessions:
     repr_check: bool = True  # never write an impossible repr (model.repr_check)
     candidates: int = 1  # answers drawn per stop (every action but inv_step_call), the best-ranked kept (model.rerank)
     call_candidates: int | None = None  # the same for inv_step_call (None: model.rerank's default)
+    coarse_candidates: int | None = None  # the same for step_return, continue, breakpoint (None: model.rerank's default)
     check_weight: float | None = None  # weight of the backward check (None: model.rerank's default)
 
     def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
@@ -104,7 +105,7 @@ class ModelSessions:
 
     def _ranking(self) -> dict[str, Any]:
         """The ranking options set here (the others keep the session's defaults)."""
-        chosen = {"call_candidates": self.call_candidates, "check_weight": self.check_weight}
+        chosen = {"call_candidates": self.call_candidates, "coarse_candidates": self.coarse_candidates, "check_weight": self.check_weight}
         return {name: value for name, value in chosen.items() if value is not None}
 
     def close(self) -> None:
@@ -132,8 +133,9 @@ def cruxeval(
     constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     workers: int = typer.Option(1, min=1, help="processes, each with its own copy of the model (2 on 2 free cores)"),
-    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.rerank); every action but inv_step_call"),
+    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.rerank); every other action"),
     call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.rerank's, 8)"),
+    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
@@ -153,12 +155,12 @@ def cruxeval(
     except cx.ProblemsError as exc:
         raise _fail(str(exc)) from None
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
-    sessions.candidates, sessions.call_candidates, sessions.check_weight = candidates, call_candidates, check_weight
+    sessions.candidates, sessions.call_candidates, sessions.coarse_candidates, sessions.check_weight = candidates, call_candidates, coarse_candidates, check_weight
     records: list[dict[str, Any]] = []
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=len(items), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
-    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, candidates, call_candidates, check_weight)
+    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, candidates, call_candidates, coarse_candidates, check_weight)
     with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial, \
             _problem_runner(sessions, settings, mode, via, workers, fine_budget) as run:  # what an interrupted run leaves
         for record in run(items):
@@ -174,7 +176,8 @@ def cruxeval(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
-        candidates=candidates, call_candidates=call_candidates or CALL_CANDIDATES, check_weight=check_weight,
+        candidates=candidates, call_candidates=call_candidates or CALL_CANDIDATES,
+                   coarse_candidates=coarse_candidates or COARSE_CANDIDATES, check_weight=check_weight,
         **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
     )  # fmt: skip
     write_results(out, summary, records, "predictions.jsonl")
@@ -186,9 +189,9 @@ _WORKER: dict[str, Any] = {}  # per worker process: its ModelSessions and task s
 
 
 def _init_worker(settings: tuple, mode: str, via: str, fine_budget: int) -> None:
-    model, backend, vllm_url, max_state_tokens, constrained, threads, candidates, call_candidates, check_weight = settings
+    model, backend, vllm_url, max_state_tokens, constrained, threads, candidates, call_candidates, coarse_candidates, check_weight = settings
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
-    sessions.candidates, sessions.call_candidates, sessions.check_weight = candidates, call_candidates, check_weight
+    sessions.candidates, sessions.call_candidates, sessions.coarse_candidates, sessions.check_weight = candidates, call_candidates, coarse_candidates, check_weight
     _WORKER.update(sessions=sessions, mode=mode, via=via, fine_budget=fine_budget)
 
 
@@ -228,8 +231,9 @@ def fidelity(
     constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
     flow_constraint: bool = typer.Option(True, help="narrow each stop to static control flow (model.flow)"),
     repr_check: bool = typer.Option(True, help="never write an impossible repr (duplicate keys, unbalanced brackets)"),
-    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.rerank); every action but inv_step_call"),
+    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.rerank); every other action"),
     call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.rerank's, 8)"),
+    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     free_running: bool = typer.Option(False, help="the session goes on from its own predictions (as a user sees it), not from the real state"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
@@ -245,14 +249,15 @@ def fidelity(
         raise _fail(str(exc)) from None
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
-    sessions.candidates, sessions.call_candidates, sessions.check_weight = candidates, call_candidates, check_weight
+    sessions.candidates, sessions.call_candidates, sessions.coarse_candidates, sessions.check_weight = candidates, call_candidates, coarse_candidates, check_weight
     start = time.perf_counter()
     report = fd.evaluate(sources, sessions, seed=seed, scripts=scripts, max_steps=max_steps, progress=progress, free_running=free_running)
     summary = report.summary(backend=backend, model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT),
                              programs=str(programs), seed=seed, scripts=scripts, max_steps=max_steps,
                              constrained=constrained, flow_constraint=flow_constraint, repr_check=repr_check,
                              free_running=free_running, candidates=candidates,
-                             call_candidates=call_candidates or CALL_CANDIDATES, check_weight=check_weight,
+                             call_candidates=call_candidates or CALL_CANDIDATES,
+                   coarse_candidates=coarse_candidates or COARSE_CANDIDATES, check_weight=check_weight,
                              seconds=round(time.perf_counter() - start, 1))  # fmt: skip
     sessions.close()
     write_results(out, summary, report.steps, "steps.jsonl")
@@ -285,8 +290,9 @@ def next_state(
     flow_constraint: bool = typer.Option(True, help="narrow each forward stop to static control flow (model.flow)"),
     repr_check: bool = typer.Option(True, help="never write an impossible repr (duplicate keys, unbalanced brackets)"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
-    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.rerank); every action but inv_step_call"),
+    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.rerank); every other action"),
     call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.rerank's, 8)"),
+    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
@@ -299,7 +305,7 @@ def next_state(
         raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
-    sessions.candidates, sessions.call_candidates, sessions.check_weight = candidates, call_candidates, check_weight
+    sessions.candidates, sessions.call_candidates, sessions.coarse_candidates, sessions.check_weight = candidates, call_candidates, coarse_candidates, check_weight
     start = time.perf_counter()
     window = seq_len or int(getattr(sessions.backend, "max_model_len", None) or 2048)
     try:
@@ -316,7 +322,8 @@ def next_state(
                              limit=limit, seed=seed, seq_len=window, max_state_tokens=max_state_tokens,
                              constrained=constrained, seconds=elapsed)  # fmt: skip
     summary.update(flow_constraint=flow_constraint, repr_check=repr_check, candidates=candidates,
-                   call_candidates=call_candidates or CALL_CANDIDATES, check_weight=check_weight)
+                   call_candidates=call_candidates or CALL_CANDIDATES,
+                   coarse_candidates=coarse_candidates or COARSE_CANDIDATES, check_weight=check_weight)
     write_results(out, summary, report.records, "predictions.jsonl")
     overall = summary["overall"]
     _echo_kinds(summary)
