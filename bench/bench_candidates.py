@@ -36,7 +36,7 @@ def time_stops(checkpoint: Path, problems: list, count: int) -> dict[str, list[f
     times: dict[str, list[float]] = {"inv_step_call": [], "step_return": []}
     for problem in problems:
         posed = cx.pose(problem, "input")
-        session = NeuralDebugger(backend, backend.tokenizer, posed.program, candidates=count, call_candidates=count, retry_temperature=None, max_state_tokens=192)
+        session = NeuralDebugger(backend, backend.tokenizer, posed.program, candidates=count, call_candidates=count, coarse_candidates=count, retry_temperature=None, max_state_tokens=192)
         session.start_from(cx.return_state(posed, problem.output))
         start = time.perf_counter()
         session.step(Action(kind=ActionKind.INV_STEP_CALL))
@@ -49,7 +49,7 @@ def time_stops(checkpoint: Path, problems: list, count: int) -> dict[str, list[f
         oracle.close()
         if state.finished:
             continue
-        session = NeuralDebugger(backend, backend.tokenizer, posed.program, candidates=count, call_candidates=count, retry_temperature=None, max_state_tokens=192)
+        session = NeuralDebugger(backend, backend.tokenizer, posed.program, candidates=count, call_candidates=count, coarse_candidates=count, retry_temperature=None, max_state_tokens=192)
         session.start_from(state)
         start = time.perf_counter()
         session.step(Action(kind=ActionKind.STEP_RETURN))

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 CALL_CANDIDATES = 8  # default answers drawn for inv_step_call (docs/model-notes.md, session 11)
-COARSE_CANDIDATES = 1  # default answers drawn after a coarse action (step_return, continue, run to a breakpoint)
+COARSE_CANDIDATES = 4  # default answers drawn after a coarse action (step_return, continue, run to a breakpoint; session 12)
 SAMPLE_TEMPERATURE = 0.8  # the answers after the greedy one are sampled at this temperature
 CHECK_WEIGHT = 0.0  # default weight of the check term (docs/model-notes.md, session 11: the measurements)
 
