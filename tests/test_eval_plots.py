@@ -62,3 +62,12 @@ def test_realworld_table_appears_when_its_summaries_exist(tmp_path):
     assert "| long single files (18) | 40 | 50.0 | 25.0 | 12.5 |" in text
     assert "| two-file projects (main.py + the module) (17) | 40 | 50.0 | 25.0 | 12.5 |" in text
     assert "Real-world code" not in results_markdown({})
+
+
+def test_the_table_says_how_answers_were_decoded() -> None:
+    from train.plots import _decoding_note
+
+    assert _decoding_note({}) == "Ours decodes greedily. "
+    note = _decoding_note({"input": {"call_candidates": 8}, "output": {"coarse_candidates": 4}, "output-breakpoint": {"coarse_candidates": 4}})
+    assert "most likely of 8" in note and "most likely of 4" in note
+    assert "most likely of 4" not in _decoding_note({"input": {"call_candidates": 8}, "output": {"coarse_candidates": 1}})

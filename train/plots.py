@@ -99,13 +99,15 @@ def plot_fidelity_by_horizon(summary: dict[str, Any], out: Path) -> Path:
     return _save(fig, out / "fidelity_by_horizon.png")
 
 
-def _decoding_note(summary: dict[str, Any] | None) -> str:
-    """How our answers were decoded: greedy, except inv_step_call's when the input run drew several answers."""
-    count = int((summary or {}).get("call_candidates") or 1)
-    if count <= 1:
+def _decoding_note(ours: dict[str, dict[str, Any]]) -> str:
+    """How our answers were decoded: greedy, except where the runs drew several answers and kept the most likely."""
+    calls = int((ours.get("input") or {}).get("call_candidates") or 1)
+    coarse = max((int(v.get("coarse_candidates") or 1) for k, v in ours.items() if k != "input"), default=1)
+    ranked = ([f"the input answer (`inv_step_call`): the most likely of {calls} drawn answers"] if calls > 1 else []) + \
+             ([f"the stops after `step_return` and a breakpoint: the most likely of {coarse}"] if coarse > 1 else [])  # fmt: skip
+    if not ranked:
         return "Ours decodes greedily. "
-    return (f"Ours decodes greedily, except the input answer (`inv_step_call`): the most likely of {count} drawn answers "
-            "(the greedy one and samples; `model/rerank.py`). ")
+    return f"Ours decodes greedily, except {'; '.join(ranked)} (the greedy one and samples; `model/rerank.py`). "
 
 
 def results_markdown(summaries: dict[str, dict[str, Any]], images: tuple[str, ...] = ("cruxeval.png", "fidelity_by_action.png", "fidelity_by_horizon.png")) -> str:
@@ -124,7 +126,7 @@ def results_markdown(summaries: dict[str, dict[str, Any]], images: tuple[str, ..
     if oracle:
         lines.append("| oracle (tracegen's recorder; checks posing and scoring) | " + " | ".join(_cell(oracle.get(t)) for t in TASKS) + " |")
     lines += ["", "A cell shows pass@1 in percent and (passed/n); `-` means not run. Input mode hides the input on the calling line "
-              "(`result = f(...)`). " + _decoding_note(ours.get("input")) + "The oracle's input column reads the arguments from a recording of the real call: it checks "
+              "(`result = f(...)`). " + _decoding_note(ours) + "The oracle's input column reads the arguments from a recording of the real call: it checks "
               "argument joining and scoring, not prediction; its misses are arguments that locals never show (functions) and "
               "return values whose repr is not valid Python (recursive containers).", ""]  # fmt: skip
     fidelity = summaries.get("fidelity")
