@@ -15,6 +15,8 @@ from typing import Any
 
 import typer
 
+from train.plots import _decoding_note
+
 app = typer.Typer(add_completion=False, help="Write a checkpoint's model card from its measured numbers.")
 
 FIDELITY_RUNS = (("fidelity-synth", "Held-out synthetic programs (the training distribution, programs never trained on)"),
@@ -101,14 +103,22 @@ NEXT_STATE_RUN = "next-state"
 NEXT_STATE_TITLE = "Held-out next-state exact match per action (forward and inverse)"
 
 
+def _ranked(summary: dict[str, Any]) -> str:
+    """How a run's answers were chosen: greedy, or the most likely of several for some actions (`model.rerank`)."""
+    counts = {"inv_step_call": summary.get("call_candidates"), "step_return, continue and breakpoint": summary.get("coarse_candidates"),
+              "the other actions": summary.get("candidates")}  # fmt: skip
+    ranked = [f"{n} for {what}" for what, n in counts.items() if isinstance(n, int) and n > 1]
+    return f"the most likely of several answers ({', '.join(ranked)}; greedy otherwise) under " if ranked else "greedy "
+
+
 def next_state_lines(summary: dict[str, Any]) -> list[str]:
     """The `eval next-state` summary: how the states were drawn, then one row per action, per direction and overall."""
     overall = summary["overall"]
     lines = [f"`{summary.get('trajectories', '?')}`: {overall.get('stops', '?')} states drawn (seed {summary.get('seed')}, "
              f"round-robin over actions) from {summary.get('trajectories_read', '?')} trajectories "
              f"({summary.get('forward_trajectories', '?')} forward, {summary.get('inverse_trajectories', '?')} inverse) of "
-             f"held-out programs, each prompted with the window training uses ({summary.get('seq_len')} tokens), greedy "
-             f"{'constrained ' if summary.get('constrained', True) else ''}decoding"
+             f"held-out programs, each prompted with the window training uses ({summary.get('seq_len')} tokens), "
+             f"{_ranked(summary)}{'constrained ' if summary.get('constrained', True) else ''}decoding"
              f"{' narrowed by static control flow' if summary.get('flow_constraint') else ''}; {summary.get('unparsed', 0)} predictions "
              f"were not a state (counted wrong) and {summary.get('closed', 0)} were cut off at the token budget and closed, "
              f"{summary.get('seconds_per_state', '?')} s per state.",
@@ -123,13 +133,15 @@ def next_state_lines(summary: dict[str, Any]) -> list[str]:
 
 def cruxeval_lines(results: Path) -> list[str]:
     lines = ["| task | pass@1 | passed / n | seconds per problem |", "|---|---|---|---|"]
+    decoded: dict[str, dict[str, Any]] = {}
     for folder, label in CRUXEVAL_RUNS:
         s = _load(results / folder / "summary.json")
         if s is None:
             lines.append(f"| {label} | not run | | |")
         else:
             lines.append(f"| {label} | {s['pass@1']:.1f} | {s.get('passed')} / {s['n']} | {s.get('seconds_per_problem')} |")
-    return lines
+            decoded[folder.removeprefix("cruxeval-")] = s
+    return [*lines, "", _decoding_note(decoded).strip()] if decoded else lines
 
 
 def render_card(ckpt: Path, results: Path, notes: str) -> str:
@@ -157,7 +169,7 @@ def render_card(ckpt: Path, results: Path, notes: str) -> str:
     next_state = _load(results / NEXT_STATE_RUN / "summary.json")
     parts += [f"## {NEXT_STATE_TITLE} (`neural-debugger eval next-state`)", ""]
     parts += [*next_state_lines(next_state), ""] if next_state else ["Not run yet (`make results`).", ""]
-    parts += ["## CruxEval (`neural-debugger eval cruxeval`, greedy)", "", *cruxeval_lines(results), "",
+    parts += ["## CruxEval (`neural-debugger eval cruxeval`, one answer per problem)", "", *cruxeval_lines(results), "",
               "Paper (Beck et al., 2026), for scale: a 1.8B model trained from scratch on 150B tokens reaches 53.6 (input), "
               "48.0 (output, step_return), 57.7 (output, breakpoint).", ""]  # fmt: skip
     if notes.strip():
