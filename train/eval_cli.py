@@ -103,6 +103,10 @@ class ModelSessions:
                               retry_temperature=None, flow_constraint=self.flow_constraint,
                               repr_check=self.repr_check, candidates=self.candidates, **self._ranking())  # fmt: skip  (greedy first, retries included)
 
+    def set_ranking(self, candidates: int, call_candidates: int | None, coarse_candidates: int | None, check_weight: float | None) -> None:
+        """How many answers each session draws per stop and how it ranks them (None: model.rerank's defaults)."""
+        self.candidates, self.call_candidates, self.coarse_candidates, self.check_weight = candidates, call_candidates, coarse_candidates, check_weight
+
     def _ranking(self) -> dict[str, Any]:
         """The ranking options set here (the others keep the session's defaults)."""
         chosen = {"call_candidates": self.call_candidates, "coarse_candidates": self.coarse_candidates, "check_weight": self.check_weight}
@@ -155,7 +159,7 @@ def cruxeval(
     except cx.ProblemsError as exc:
         raise _fail(str(exc)) from None
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
-    sessions.candidates, sessions.call_candidates, sessions.coarse_candidates, sessions.check_weight = candidates, call_candidates, coarse_candidates, check_weight
+    sessions.set_ranking(candidates, call_candidates, coarse_candidates, check_weight)
     records: list[dict[str, Any]] = []
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
@@ -191,7 +195,7 @@ _WORKER: dict[str, Any] = {}  # per worker process: its ModelSessions and task s
 def _init_worker(settings: tuple, mode: str, via: str, fine_budget: int) -> None:
     model, backend, vllm_url, max_state_tokens, constrained, threads, candidates, call_candidates, coarse_candidates, check_weight = settings
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
-    sessions.candidates, sessions.call_candidates, sessions.coarse_candidates, sessions.check_weight = candidates, call_candidates, coarse_candidates, check_weight
+    sessions.set_ranking(candidates, call_candidates, coarse_candidates, check_weight)
     _WORKER.update(sessions=sessions, mode=mode, via=via, fine_budget=fine_budget)
 
 
@@ -249,7 +253,7 @@ def fidelity(
         raise _fail(str(exc)) from None
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
-    sessions.candidates, sessions.call_candidates, sessions.coarse_candidates, sessions.check_weight = candidates, call_candidates, coarse_candidates, check_weight
+    sessions.set_ranking(candidates, call_candidates, coarse_candidates, check_weight)
     start = time.perf_counter()
     report = fd.evaluate(sources, sessions, seed=seed, scripts=scripts, max_steps=max_steps, progress=progress, free_running=free_running)
     summary = report.summary(backend=backend, model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT),
@@ -305,7 +309,7 @@ def next_state(
         raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
-    sessions.candidates, sessions.call_candidates, sessions.coarse_candidates, sessions.check_weight = candidates, call_candidates, coarse_candidates, check_weight
+    sessions.set_ranking(candidates, call_candidates, coarse_candidates, check_weight)
     start = time.perf_counter()
     window = seq_len or int(getattr(sessions.backend, "max_model_len", None) or 2048)
     try:

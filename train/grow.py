@@ -54,27 +54,27 @@ def grow(source: Path, out: Path, factor: int = 2) -> dict[str, Any]:
     big = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     big.load_state_dict(grow_state(small.state_dict(), layers, factor), strict=True)
     big.tie_weights()
-    out = Path(out)
+    return save_model(big, Path(source), Path(out), "grown_from", {"folder": str(source), "layers": layers, "factor": factor})
+
+
+def save_model(model: Any, source: Path, out: Path, key: str, grown: dict[str, Any]) -> dict[str, Any]:
+    """Save `model`, grown from `source`, to `out` with the source's tokenizer and a training summary that carries
+    the source's token count forward (the model card adds stages up), `grown` under `key`; returns the summary."""
     out.mkdir(parents=True, exist_ok=True)
-    big.save_pretrained(out, safe_serialization=True)
+    model.save_pretrained(out, safe_serialization=True)
     for name in TOKENIZER_FILES:
-        if (Path(source) / name).is_file():
-            shutil.copy2(Path(source) / name, out / name)
-    params = sum(p.numel() for p in {id(p): p for p in big.parameters()}.values())
-    summary = _summary(Path(source), layers, factor, params)
-    (out / "training_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return summary
-
-
-def _summary(source: Path, layers: int, factor: int, params: int) -> dict[str, Any]:
-    """A training summary that carries the source's token count forward (the model card adds stages up)."""
+        if (source / name).is_file():
+            shutil.copy2(source / name, out / name)
     try:
         prior = json.loads((source / "training_summary.json").read_text())
     except (OSError, ValueError):
         prior = {}
-    return {**{k: prior.get(k) for k in ("steps", "tokens_seen", "elapsed_s", "tokens_per_s", "data")},
-            "init_from_summary": prior.get("init_from_summary"), "params": params,
-            "grown_from": {"folder": str(source), "layers": layers, "factor": factor, "params": prior.get("params")}}  # fmt: skip
+    params = sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())  # a tied head once
+    summary = {**{k: prior.get(k) for k in ("steps", "tokens_seen", "elapsed_s", "tokens_per_s", "data")},
+               "init_from_summary": prior.get("init_from_summary"), "params": params,
+               key: {**grown, "params": prior.get("params")}}  # fmt: skip
+    (out / "training_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return summary
 
 
 def main(argv: Sequence[str] | None = None) -> int:

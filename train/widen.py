@@ -17,14 +17,13 @@ every new weight through the random readers (the zero writers get a gradient fro
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json")
+from train.grow import save_model
+
 READER_STD = 0.02  # the initialiser's std for new weights that read the new dimensions
 
 
@@ -87,28 +86,8 @@ def widen(source: Path, out: Path, width: int, intermediate: int | None = None, 
     state = widen_state(small.state_dict(), old_width, width, old_inter, intermediate, seed)
     big.load_state_dict({k: v for k, v in state.items() if k in big.state_dict()}, strict=False)
     big.tie_weights()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    big.save_pretrained(out, safe_serialization=True)
-    for name in TOKENIZER_FILES:
-        if (Path(source) / name).is_file():
-            shutil.copy2(Path(source) / name, out / name)
-    params = sum(p.numel() for p in {id(p): p for p in big.parameters()}.values())
-    summary = _summary(Path(source), old_width, width, old_inter, intermediate, params)
-    (out / "training_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return summary
-
-
-def _summary(source: Path, width: int, new_width: int, inter: int, new_inter: int, params: int) -> dict[str, Any]:
-    """A training summary that carries the source's token count forward (the model card adds stages up)."""
-    try:
-        prior = json.loads((source / "training_summary.json").read_text())
-    except (OSError, ValueError):
-        prior = {}
-    return {**{k: prior.get(k) for k in ("steps", "tokens_seen", "elapsed_s", "tokens_per_s", "data")},
-            "init_from_summary": prior.get("init_from_summary"), "params": params,
-            "widened_from": {"folder": str(source), "width": width, "new_width": new_width,
-                             "intermediate": inter, "new_intermediate": new_inter, "params": prior.get("params")}}  # fmt: skip
+    return save_model(big, Path(source), Path(out), "widened_from", {"folder": str(source), "width": old_width, "new_width": width,
+                                                                    "intermediate": old_inter, "new_intermediate": intermediate})  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
