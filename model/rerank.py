@@ -15,7 +15,12 @@ answer (the stop token included), and ``check(c)`` is a second opinion where one
   return value the session already knows (a noisy channel: the model run forwards judges the
   arguments the model run backwards proposed).
 
-Nothing is run: every number is a probability under the one model. The greedy answer wins ties,
+For ``inv_step_call`` just after a call returned, the score also subtracts ``evidence_weight`` per use
+of a parameter that the candidate's argument contradicts (`model.arg_evidence`: ``text.endswith(x)``
+with ``x = 3``): static evidence from the function's body, soft because a use in a branch that did
+not run proves nothing.
+
+Nothing is run: every number is a probability under the one model, or read from the source. The greedy answer wins ties,
 and is kept when no candidate can be scored (a backend without teacher forcing, a prompt too long).
 """
 from __future__ import annotations
@@ -28,6 +33,7 @@ CALL_CANDIDATES = 8  # default answers drawn for inv_step_call (docs/model-notes
 COARSE_CANDIDATES = 4  # default answers drawn after a coarse action (step_return, continue, run to a breakpoint; session 12)
 SAMPLE_TEMPERATURE = 0.8  # the answers after the greedy one are sampled at this temperature
 CHECK_WEIGHT = 0.0  # default weight of the check term (docs/model-notes.md, session 11: the measurements)
+EVIDENCE_WEIGHT = 8.0  # log-probability taken off per contradicted use of an argument (docs/model-notes.md, session 13)
 
 
 @dataclass(frozen=True)
@@ -38,25 +44,27 @@ class Candidate:
     likelihood: float  # log P(this answer | the prompt); -inf when it could not be scored
     check: float | None = None  # log P(what is known | this answer), where a check exists; -inf: could not be scored
     greedy: bool = False
+    violations: int = 0  # uses of the arguments this answer contradicts (`model.arg_evidence`), where read
 
-    def total(self, check_weight: float = CHECK_WEIGHT) -> float:
+    def total(self, check_weight: float = CHECK_WEIGHT, evidence_weight: float = EVIDENCE_WEIGHT) -> float:
         if math.isinf(self.likelihood):
             return -math.inf
+        score = self.likelihood - evidence_weight * self.violations
         if self.check is None or check_weight == 0:
-            return self.likelihood
+            return score
         if math.isinf(self.check):
             return -math.inf
-        return self.likelihood + check_weight * self.check
+        return score + check_weight * self.check
 
 
-def best_candidate(candidates: Sequence[Candidate], check_weight: float = CHECK_WEIGHT) -> int:
+def best_candidate(candidates: Sequence[Candidate], check_weight: float = CHECK_WEIGHT, evidence_weight: float = EVIDENCE_WEIGHT) -> int:
     """Index of the candidate with the highest total; the greedy one (else the first) on ties or when none scored."""
     if not candidates:
         raise ValueError("no candidates to choose from")
     fallback = next((i for i, c in enumerate(candidates) if c.greedy), 0)
-    best, best_total = fallback, candidates[fallback].total(check_weight)
+    best, best_total = fallback, candidates[fallback].total(check_weight, evidence_weight)
     for i, candidate in enumerate(candidates):
-        total = candidate.total(check_weight)
+        total = candidate.total(check_weight, evidence_weight)
         if total > best_total:
             best, best_total = i, total
     return best

@@ -27,7 +27,8 @@ from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
 from model.cut_values import runaway
 from model.listing import STATE_RESERVE, Listing, window_listing
-from model.rerank import CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, SAMPLE_TEMPERATURE, Candidate, best_candidate
+from model.arg_evidence import uses_at, violations
+from model.rerank import CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, SAMPLE_TEMPERATURE, Candidate, best_candidate
 from model.session_api import SessionError
 from model.user_modules import collect_user_modules
 from model.value_chars import encode_text, value_chars_enabled
@@ -120,6 +121,7 @@ class NeuralDebugger:
         call_candidates: int = CALL_CANDIDATES,
         coarse_candidates: int = COARSE_CANDIDATES,
         check_weight: float = CHECK_WEIGHT,
+        evidence_weight: float = EVIDENCE_WEIGHT,
     ) -> None:
         self.flow_constraint = flow_constraint  # narrow each stop to static control flow (model.flow)
         self.repr_check = repr_check  # never write an impossible repr (model.repr_check; transformers backend)
@@ -129,6 +131,7 @@ class NeuralDebugger:
         self.call_candidates = max(1, int(call_candidates))  # after inv_step_call (a call's first stop: its arguments)
         self.coarse_candidates = max(1, int(coarse_candidates))  # after step_return, continue, a run to a breakpoint
         self.check_weight = float(check_weight)  # weight of a backward check where one exists (model.rerank)
+        self.evidence_weight = float(evidence_weight)  # taken off per argument use an answer contradicts (model.arg_evidence)
         self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
         self.program = program
@@ -604,7 +607,7 @@ class NeuralDebugger:
         self.ranking = [(record.state, candidate) for record, candidate in ranked]
         if not ranked:
             return self._generate_state(prompt, previous, action, breakpoints)  # none parsed: the greedy answer's own failure message
-        return ranked[best_candidate([c for _, c in ranked], self.check_weight)][0]
+        return ranked[best_candidate([c for _, c in ranked], self.check_weight, self.evidence_weight)][0]
 
     def _candidate_count(self, kind: ActionKind | None) -> int:
         """How many answers to draw after an action of `kind` (see `_generate_or_rank`)."""
@@ -624,7 +627,8 @@ class NeuralDebugger:
             if isinstance(record, StateRecord):
                 records.setdefault(lang.render_state(record.state, None), (record, i == 0))
         scorer = self.backend if isinstance(self.backend, Scorer) else None
-        checks = self.check_weight != 0 and action is not None and action.kind is ActionKind.INV_STEP_CALL and previous.return_value is not None
+        returned = action is not None and action.kind is ActionKind.INV_STEP_CALL and previous.return_value is not None
+        checks = self.check_weight != 0 and returned
         out = []
         for text, (record, greedy) in records.items():
             likelihood, check = -math.inf, (-math.inf if checks else None)
@@ -632,8 +636,16 @@ class NeuralDebugger:
                 likelihood = self._score(scorer, prompt, record.ids)
                 if checks:
                     check = self._forward_to(scorer, record.state, previous)
-            out.append((record, Candidate(text=text, likelihood=likelihood, check=check, greedy=greedy)))
+            contradicted = self._contradicted_uses(record.state) if returned and self.evidence_weight != 0 else 0
+            out.append((record, Candidate(text=text, likelihood=likelihood, check=check, greedy=greedy, violations=contradicted)))
         return out
+
+    def _contradicted_uses(self, entry: State) -> int:
+        """How many uses of the called function's parameters the predicted arguments contradict (`model.arg_evidence`)."""
+        top = entry.top
+        if top is None or top.file is not None:
+            return 0
+        return violations(uses_at(self.program, top.name, top.line), top.locals)
 
     def _forward_to(self, scorer: Scorer, earlier: State, later: State) -> float:
         """log P(`later` | `earlier`, step_return): the teacher-forced forward check of a candidate (no breakpoints)."""

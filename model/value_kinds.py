@@ -41,7 +41,7 @@ OTHER_TYPES: tuple[tuple[type, tuple[str, ...]], ...] = (
     *((t, ("<",)) for t in (map, filter, zip, enumerate, reversed, type(iter([])), type(iter("")), type(iter(())),
                             type(iter(range(0))), type((i for i in ())), type, type(len), type(lambda: 0), memoryview,
                             property, staticmethod, classmethod, object)),
-    (bytearray, (r"bytearray\(",)),
+    (bytearray, (r"bytearray\(b'", r"bytearray\(b\\\"")),  # bytearray(b'...'): its repr holds a bytes literal
 )
 
 

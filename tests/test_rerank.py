@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from model import language as lang
+from model.arg_evidence import uses_at, violations
 from model.rerank import Candidate, best_candidate
 from model.session import NeuralDebugger
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
@@ -31,6 +32,30 @@ def test_best_candidate_prefers_the_total_and_falls_back_to_greedy() -> None:
     assert best_candidate([Candidate(text="a", likelihood=-1.0, check=-math.inf), sampled], check_weight=1.0) == 1
     with pytest.raises(ValueError):
         best_candidate([])
+
+
+def test_contradicted_argument_uses_cost_evidence_weight_each() -> None:
+    likely = Candidate(text="a", likelihood=-2.0, greedy=True, violations=1)  # e.g. text.endswith(3)
+    fitting = Candidate(text="b", likelihood=-5.0)
+    assert best_candidate([likely, fitting]) == 1  # -2 - 8 < -5
+    assert best_candidate([likely, fitting], evidence_weight=2.0) == 0  # -4 > -5
+    assert best_candidate([likely, fitting], evidence_weight=0.0) == 0
+    assert likely.total(evidence_weight=8.0) == -10.0 and fitting.total(evidence_weight=8.0) == -5.0
+
+
+def test_the_session_counts_each_answers_contradicted_uses(tiny_checkpoint: Path) -> None:
+    """After a return, every ranked inv_step_call answer carries the uses its arguments contradict; none without the weight."""
+    program = "def f(text, n):\n    if n:\n        return text.endswith(n)\n    return text\n\n\nresult = f('ab', 0)\n"
+    returned = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=7, source="result = f('ab', 0)", locals={})],
+                     return_value=ReturnValue(name="f", value="'ab'"))  # fmt: skip
+    for weight in (8.0, 0.0):
+        session = NeuralDebugger.from_checkpoint(tiny_checkpoint, program, max_state_tokens=64, call_candidates=4, evidence_weight=weight)
+        session.start_from(returned)
+        session.step(Action(kind=ActionKind.INV_STEP_CALL))
+        for state, candidate in session.ranking:
+            top = state.top
+            expected = violations(uses_at(program, top.name, top.line), top.locals) if weight and top is not None else 0
+            assert candidate.violations == expected
 
 
 def _session(checkpoint: Path, **options: object) -> NeuralDebugger:

@@ -10,7 +10,8 @@ from model.entry_locals import entry_locals, inverse_call_regex
 from model.flow_regex import return_value_regex
 from model.param_kinds import param_starts
 from model.return_kinds import return_kinds
-from model.value_kinds import kinds_value_regex, repr_fits, repr_kind
+from model import language as lang
+from model.value_kinds import kinds_value_regex, repr_fits, repr_kind, starts_value_regex, starts_with_attribute
 from protocol.debugger import Frame, ReturnValue, State, StopReason
 from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain
@@ -52,6 +53,14 @@ def test_value_regex_by_kind() -> None:
     assert repr_fits("-3", {"int"}) and repr_fits("set()", {"set"}) and repr_fits("{1}", {"set"}) and not repr_fits("[1]", {"set"})
     assert regex.fullmatch(kinds_value_regex({"list", "None"}), '"None"') and not regex.fullmatch(kinds_value_regex({"list"}), '"None"')
     assert repr_kind("'a'") == "str" and repr_kind("<object at 0x?>") is None and repr_kind("nan") == "float"
+
+
+def test_a_bytearray_start_holds_a_bytes_literal() -> None:
+    """``xs.insert`` allows a list or a bytearray; a bytearray's repr is ``bytearray(b'...')``, never ``bytearray(1, 2)``."""
+    pattern = regex.compile(starts_value_regex(starts_with_attribute("insert")))
+    assert pattern.fullmatch(lang.json_string("[1, 2]")) and pattern.fullmatch(lang.json_string("bytearray(b'ab')"))
+    assert pattern.fullmatch(lang.json_string('bytearray(b"it\'s")'))
+    assert not pattern.fullmatch(lang.json_string("bytearray(1, 2)")) and not pattern.fullmatch(lang.json_string("bytearray({})"))
 
 
 def test_the_return_value_grammar_narrows_only_typed_functions() -> None:

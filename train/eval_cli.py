@@ -9,13 +9,14 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from model.paths import DEFAULT_CHECKPOINT
-from model.rerank import CALL_CANDIDATES, COARSE_CANDIDATES
+from model.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT
 from tracegen.dedupe import BUNDLED_CRUXEVAL, default_cruxeval_path
 from train.results_io import write_results
 
@@ -28,6 +29,29 @@ BACKENDS = ("transformers", "vllm", "oracle")
 def _fail(message: str) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(2)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How many answers each session draws per stop and how it ranks them (`model.rerank`); None: the session's default."""
+
+    candidates: int = 1  # every action but inv_step_call and the coarse ones
+    call_candidates: int | None = None  # inv_step_call
+    coarse_candidates: int | None = None  # step_return, continue, breakpoint
+    check_weight: float | None = None  # the backward check of inv_step_call after a return
+    evidence_weight: float | None = None  # per argument use an inv_step_call answer contradicts (model.arg_evidence)
+
+    def session_options(self) -> dict[str, Any]:
+        """The options set here, as `NeuralDebugger` keywords (the others keep the session's defaults)."""
+        chosen = {"call_candidates": self.call_candidates, "coarse_candidates": self.coarse_candidates,
+                  "check_weight": self.check_weight, "evidence_weight": self.evidence_weight}  # fmt: skip
+        return {name: value for name, value in chosen.items() if value is not None}
+
+    def summary(self) -> dict[str, Any]:
+        """The ranking as a results summary records it (defaults filled in)."""
+        return {"candidates": self.candidates, "call_candidates": self.call_candidates or CALL_CANDIDATES,
+                "coarse_candidates": self.coarse_candidates or COARSE_CANDIDATES, "check_weight": self.check_weight,
+                "evidence_weight": EVIDENCE_WEIGHT if self.evidence_weight is None else self.evidence_weight}  # fmt: skip
 
 
 class SharedBackend:
@@ -51,10 +75,7 @@ class ModelSessions:
 
     flow_constraint: bool = True  # narrow each forward stop to static control flow (model.flow)
     repr_check: bool = True  # never write an impossible repr (model.repr_check)
-    candidates: int = 1  # answers drawn per stop (every action but inv_step_call), the best-ranked kept (model.rerank)
-    call_candidates: int | None = None  # the same for inv_step_call (None: model.rerank's default)
-    coarse_candidates: int | None = None  # the same for step_return, continue, breakpoint (None: model.rerank's default)
-    check_weight: float | None = None  # weight of the backward check (None: model.rerank's default)
+    ranking: Ranking = Ranking()  # answers drawn per stop and how they are ranked (model.rerank)
 
     def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
                  constrained: bool, threads: int | None) -> None:  # fmt: skip
@@ -101,16 +122,12 @@ class ModelSessions:
         return NeuralDebugger(SharedBackend(self.backend), self.tokenizer, program, path, breakpoints=list(breakpoints or []),
                               temperature=0.0, max_state_tokens=self.max_state_tokens, constrained=self.constrained,
                               retry_temperature=None, flow_constraint=self.flow_constraint,
-                              repr_check=self.repr_check, candidates=self.candidates, **self._ranking())  # fmt: skip  (greedy first, retries included)
+                              repr_check=self.repr_check, candidates=self.ranking.candidates,
+                              **self.ranking.session_options())  # fmt: skip  (greedy first, retries included)
 
-    def set_ranking(self, candidates: int, call_candidates: int | None, coarse_candidates: int | None, check_weight: float | None) -> None:
-        """How many answers each session draws per stop and how it ranks them (None: model.rerank's defaults)."""
-        self.candidates, self.call_candidates, self.coarse_candidates, self.check_weight = candidates, call_candidates, coarse_candidates, check_weight
-
-    def _ranking(self) -> dict[str, Any]:
-        """The ranking options set here (the others keep the session's defaults)."""
-        chosen = {"call_candidates": self.call_candidates, "coarse_candidates": self.coarse_candidates, "check_weight": self.check_weight}
-        return {name: value for name, value in chosen.items() if value is not None}
+    def set_ranking(self, ranking: Ranking) -> None:
+        """How many answers each session draws per stop and how it ranks them."""
+        self.ranking = ranking
 
     def close(self) -> None:
         if self.backend is not None:
@@ -141,6 +158,7 @@ def cruxeval(
     call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.rerank's, 8)"),
     coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
+    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """CruxEval pass@1 (greedy; inv_step_call the most likely of --call-candidates answers): pose each problem as a debugging session, score by executing the prediction."""
@@ -159,12 +177,13 @@ def cruxeval(
     except cx.ProblemsError as exc:
         raise _fail(str(exc)) from None
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
-    sessions.set_ranking(candidates, call_candidates, coarse_candidates, check_weight)
+    ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight)
+    sessions.set_ranking(ranking)
     records: list[dict[str, Any]] = []
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=len(items), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
-    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, candidates, call_candidates, coarse_candidates, check_weight)
+    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, ranking)
     with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial, \
             _problem_runner(sessions, settings, mode, via, workers, fine_budget) as run:  # what an interrupted run leaves
         for record in run(items):
@@ -180,9 +199,7 @@ def cruxeval(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
-        candidates=candidates, call_candidates=call_candidates or CALL_CANDIDATES,
-                   coarse_candidates=coarse_candidates or COARSE_CANDIDATES, check_weight=check_weight,
-        **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
+        **ranking.summary(), **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
     )  # fmt: skip
     write_results(out, summary, records, "predictions.jsonl")
     (out / "predictions.partial.jsonl").unlink(missing_ok=True)
@@ -193,9 +210,9 @@ _WORKER: dict[str, Any] = {}  # per worker process: its ModelSessions and task s
 
 
 def _init_worker(settings: tuple, mode: str, via: str, fine_budget: int) -> None:
-    model, backend, vllm_url, max_state_tokens, constrained, threads, candidates, call_candidates, coarse_candidates, check_weight = settings
+    model, backend, vllm_url, max_state_tokens, constrained, threads, ranking = settings
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
-    sessions.set_ranking(candidates, call_candidates, coarse_candidates, check_weight)
+    sessions.set_ranking(ranking)
     _WORKER.update(sessions=sessions, mode=mode, via=via, fine_budget=fine_budget)
 
 
@@ -239,6 +256,7 @@ def fidelity(
     call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.rerank's, 8)"),
     coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
+    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
     free_running: bool = typer.Option(False, help="the session goes on from its own predictions (as a user sees it), not from the real state"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     progress: bool = typer.Option(True, help="show a progress bar"),
@@ -253,15 +271,14 @@ def fidelity(
         raise _fail(str(exc)) from None
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
-    sessions.set_ranking(candidates, call_candidates, coarse_candidates, check_weight)
+    ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight)
+    sessions.set_ranking(ranking)
     start = time.perf_counter()
     report = fd.evaluate(sources, sessions, seed=seed, scripts=scripts, max_steps=max_steps, progress=progress, free_running=free_running)
     summary = report.summary(backend=backend, model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT),
                              programs=str(programs), seed=seed, scripts=scripts, max_steps=max_steps,
                              constrained=constrained, flow_constraint=flow_constraint, repr_check=repr_check,
-                             free_running=free_running, candidates=candidates,
-                             call_candidates=call_candidates or CALL_CANDIDATES,
-                   coarse_candidates=coarse_candidates or COARSE_CANDIDATES, check_weight=check_weight,
+                             free_running=free_running, **ranking.summary(),
                              seconds=round(time.perf_counter() - start, 1))  # fmt: skip
     sessions.close()
     write_results(out, summary, report.steps, "steps.jsonl")
@@ -298,6 +315,7 @@ def next_state(
     call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.rerank's, 8)"),
     coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
+    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Held-out next-state exact match per action, forward and inverse, on the windows training uses (greedy)."""
@@ -309,7 +327,8 @@ def next_state(
         raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
-    sessions.set_ranking(candidates, call_candidates, coarse_candidates, check_weight)
+    ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight)
+    sessions.set_ranking(ranking)
     start = time.perf_counter()
     window = seq_len or int(getattr(sessions.backend, "max_model_len", None) or 2048)
     try:
@@ -325,9 +344,7 @@ def next_state(
     summary = report.summary(selection, backend=backend, model=str(model or DEFAULT_CHECKPOINT), trajectories=str(trajectories),
                              limit=limit, seed=seed, seq_len=window, max_state_tokens=max_state_tokens,
                              constrained=constrained, seconds=elapsed)  # fmt: skip
-    summary.update(flow_constraint=flow_constraint, repr_check=repr_check, candidates=candidates,
-                   call_candidates=call_candidates or CALL_CANDIDATES,
-                   coarse_candidates=coarse_candidates or COARSE_CANDIDATES, check_weight=check_weight)
+    summary.update(flow_constraint=flow_constraint, repr_check=repr_check, **ranking.summary())
     write_results(out, summary, report.records, "predictions.jsonl")
     overall = summary["overall"]
     _echo_kinds(summary)

@@ -1,0 +1,349 @@
+"""What a function's body says about the kind of each argument, as evidence to rank answers by (nothing is run).
+
+`model.param_kinds` narrows ``inv_step_call``'s answer by what the body *certainly* evaluates; this
+module gathers softer evidence from *every* use of a parameter the body makes before rebinding it,
+in any branch or loop: ``text.endswith(suffix)`` says that ``suffix`` is a str or a tuple,
+``'-'.join(items)`` that ``items`` holds strs, ``range(n)`` that ``n`` is an int, ``x + 'a'`` that
+``x`` is a str. A use in a branch that never ran proves nothing, so the evidence is not a
+constraint: `model.rerank` prefers, among several drawn answers, the one that contradicts fewer
+uses (`violations`), and its likelihood decides among equals.
+
+Each use is a `Use`: the parameter, the builtin kinds (`model.value_kinds.KINDS`) its value may have
+for that use to succeed, and whether it applies to the value itself or to each of its elements (the
+items of a list, tuple or set, the keys of a dict, the characters of a str). Only closed programs
+(`model.param_kinds.closed_program`: no imports, no classes) are read, where every value is a builtin
+one. A parameter the body tests with ``isinstance``/``type`` gives no evidence, nor do uses inside a
+``try`` body (a failure there may be caught) or after the parameter is rebound.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from model.param_kinds import bound_names, closed_program
+from model.value_kinds import KIND_TYPES, KINDS, repr_kind
+
+NUMBER = frozenset({"int", "float", "bool"})
+INTEGER = frozenset({"int", "bool"})
+INDEX = frozenset({"int", "bool", "None"})
+STRING = frozenset({"str", "bytes"})
+CONTAINER = frozenset({"str", "bytes", "list", "tuple", "dict", "set", "frozenset"})
+SEQUENCE = frozenset({"str", "bytes", "list", "tuple", "dict"})  # what reversed() takes
+
+# builtins whose one argument must be iterable / an int / a str / a number
+_ITERATING = frozenset({"sorted", "list", "tuple", "set", "frozenset", "enumerate", "sum", "any", "all", "zip", "iter", "map", "filter"})
+_CALL_KINDS: dict[str, frozenset[str]] = {"range": INTEGER, "chr": INTEGER, "ord": STRING, "abs": NUMBER, "reversed": SEQUENCE}
+# methods only the str family has (or, for insert, only list): the kinds of their positional arguments
+_METHOD_ARGS: dict[str, tuple[frozenset[str], ...]] = {
+    "endswith": (STRING | {"tuple"}, INDEX, INDEX),
+    "startswith": (STRING | {"tuple"}, INDEX, INDEX),
+    "replace": (STRING, STRING, INTEGER),
+    "split": (STRING | {"None"}, INTEGER),
+    "rsplit": (STRING | {"None"}, INTEGER),
+    "strip": (STRING | {"None"},),
+    "lstrip": (STRING | {"None"},),
+    "rstrip": (STRING | {"None"},),
+    "partition": (STRING,),
+    "rpartition": (STRING,),
+    "removeprefix": (STRING,),
+    "removesuffix": (STRING,),
+    "center": (INTEGER, STRING),
+    "ljust": (INTEGER, STRING),
+    "rjust": (INTEGER, STRING),
+    "zfill": (INTEGER,),
+    "expandtabs": (INTEGER,),
+    "insert": (INTEGER,),
+    "find": (STRING, INDEX, INDEX),
+    "rfind": (STRING, INDEX, INDEX),
+}
+# methods whose first argument must be iterable (dict.fromkeys, list.extend, set.union...)
+_ITERABLE_ARGS = frozenset({"fromkeys", "extend", "union", "intersection", "difference", "symmetric_difference",
+                            "issubset", "issuperset", "isdisjoint", "intersection_update", "difference_update"})
+
+
+@dataclass(frozen=True)
+class Use:
+    """One use of a parameter: the kinds its value (or, with `elements`, each element) may have for it to succeed."""
+
+    param: str
+    kinds: frozenset[str]
+    elements: bool = False
+
+    def allows(self, value: object) -> bool | None:
+        """Whether a value (a Python object read from a repr) fits; None when its kind says nothing."""
+        if not self.elements:
+            return _kind(value) in self.kinds if _kind(value) is not None else None
+        items = _elements(value)
+        if items is None:
+            return None
+        return all(_kind(item) in self.kinds for item in items if _kind(item) is not None)
+
+
+def _kind(value: object) -> str | None:
+    kind = "None" if value is None else type(value).__name__
+    return kind if kind in KIND_TYPES else None
+
+
+def _elements(value: object) -> list[object] | None:
+    if isinstance(value, (list, tuple, set, frozenset, dict)):
+        return list(value)
+    if isinstance(value, str):
+        return list(value)
+    return None
+
+
+def attribute_kinds(attr: str) -> frozenset[str]:
+    """The builtin kinds whose values have attribute `attr`."""
+    return frozenset(kind for kind, t in KIND_TYPES.items() if hasattr(t, attr))
+
+
+def function_uses(node: ast.FunctionDef | ast.AsyncFunctionDef, shadowed: frozenset[str] = frozenset()) -> tuple[Use, ...]:
+    """Every distinct use of `node`'s parameters before they are rebound (see the module docstring)."""
+    args = node.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    firsts = _first_stores(node)
+    tested = _type_tested(node)
+    in_try = _try_nodes(node)
+    loops = _element_names(node, params, firsts)
+    uses: dict[Use, None] = {}
+    for name_node, parent in _name_loads(node):
+        if id(name_node) in in_try:
+            continue
+        name = name_node.id
+        if name in params:
+            target, elements = name, False
+        elif name in loops:
+            target, elements = loops[name], True
+        else:
+            continue
+        if target in tested or name in tested or (not elements and _after(name_node, firsts.get(name))):
+            continue
+        for kinds in _use_kinds(name_node, parent, shadowed):
+            if kinds and kinds != frozenset(KINDS):
+                uses[Use(target, frozenset(kinds), elements)] = None
+        if not elements:
+            for kinds in _element_kinds(name_node, parent, shadowed):
+                uses[Use(target, frozenset(kinds), True)] = None
+    return tuple(uses)
+
+
+def violations(uses: Iterable[Use], values: Mapping[str, str]) -> int:
+    """How many uses the arguments (name -> repr) contradict; a repr that is not a literal contradicts nothing."""
+    parsed: dict[str, object] = {}
+    for name, text in values.items():
+        if repr_kind(text) is None:
+            continue
+        try:
+            parsed[name] = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return sum(1 for use in uses if use.param in parsed and use.allows(parsed[use.param]) is False)
+
+
+@lru_cache(maxsize=64)
+def program_uses(program: str) -> dict[tuple[str, int], tuple[Use, ...]]:
+    """Per (function name, line of its first body statement): its uses; empty for a program that is not closed."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    if not closed_program(tree):
+        return {}
+    shadowed = bound_names(tree)
+    out: dict[tuple[str, int], tuple[Use, ...]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            try:
+                out[(node.name, node.body[0].lineno)] = function_uses(node, shadowed)
+            except RecursionError:
+                continue
+    return out
+
+
+def uses_at(program: str, name: str, line: int) -> tuple[Use, ...]:
+    """The uses of the function `name` whose first stop is `line` (its first body line, or a later one after a docstring)."""
+    table = program_uses(program)
+    if (name, line) in table:
+        return table[(name, line)]
+    earlier = [(first, uses) for (fname, first), uses in table.items() if fname == name and first <= line]
+    return max(earlier, key=lambda pair: pair[0])[1] if len(earlier) == 1 else ()
+
+
+# ------------------------------------------------------------------------------------ reading the body
+def _own_nodes(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
+    """(child, parent) pairs under `node`, not entering nested functions, classes or lambdas."""
+    todo: list[ast.AST] = [node]
+    while todo:
+        parent = todo.pop()
+        for child in ast.iter_child_nodes(parent):
+            yield child, parent
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                todo.append(child)
+
+
+def _own_nodes_with(stmt: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
+    """`stmt` itself (its parent: a placeholder) and `_own_nodes(stmt)`."""
+    yield stmt, ast.Module(body=[], type_ignores=[])
+    yield from _own_nodes(stmt)
+
+
+def _name_loads(node: ast.AST) -> Iterator[tuple[ast.Name, ast.AST]]:
+    for child, parent in _own_nodes(node):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load):
+            yield child, parent
+        elif isinstance(child, ast.AugAssign) and isinstance(child.target, ast.Name):
+            yield child.target, child  # x += v reads x
+
+
+def _first_stores(node: ast.AST) -> dict[str, tuple[int, int]]:
+    """Per name: the position of its first rebinding in the body (a store, a del, an augmented assignment) by a
+    statement the body always runs (a rebinding in a branch or a loop may not run: the argument's uses still count)."""
+    firsts: dict[str, tuple[int, int]] = {}
+    top = [stmt for stmt in getattr(node, "body", []) if not isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.Match))]
+    for child, parent in (pair for stmt in top for pair in _own_nodes_with(stmt)):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+            position = (child.lineno, child.col_offset)
+            if isinstance(parent, (ast.AugAssign, ast.Assign, ast.AnnAssign, ast.NamedExpr)):
+                position = (parent.end_lineno or child.lineno, parent.end_col_offset or 0)  # the value is read first
+            if child.id not in firsts or position < firsts[child.id]:
+                firsts[child.id] = position
+    return firsts
+
+
+def _after(name: ast.Name, first: tuple[int, int] | None) -> bool:
+    return first is not None and (name.lineno, name.col_offset) > first
+
+
+def _type_tested(node: ast.AST) -> set[str]:
+    names = set()
+    for child, _ in _own_nodes(node):
+        if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id in ("isinstance", "type", "callable", "hasattr"):
+            names.update(a.id for a in child.args[:1] if isinstance(a, ast.Name))
+    return names
+
+
+def _try_nodes(node: ast.AST) -> set[int]:
+    """ids of every node inside the body of a ``try`` (not its handlers)."""
+    inside: set[int] = set()
+    for child, _ in _own_nodes(node):
+        if isinstance(child, (ast.Try, ast.TryStar)):
+            for stmt in child.body:
+                inside.update(id(n) for n in ast.walk(stmt))
+    return inside
+
+
+def _element_names(node: ast.AST, params: set[str], firsts: dict[str, tuple[int, int]]) -> dict[str, str]:
+    """Loop variables bound once, directly over a parameter not yet rebound: variable -> parameter."""
+    targets: dict[str, list[str]] = {}
+    for child, _ in _own_nodes(node):
+        if isinstance(child, (ast.For, ast.comprehension)) and isinstance(child.target, ast.Name) and isinstance(child.iter, ast.Name):
+            if child.iter.id in params and not _after(child.iter, firsts.get(child.iter.id)):
+                targets.setdefault(child.target.id, []).append(child.iter.id)
+    stores: dict[str, int] = {}
+    for child, _ in _own_nodes(node):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+            stores[child.id] = stores.get(child.id, 0) + 1
+    return {var: iters[0] for var, iters in targets.items() if len(iters) == 1 and stores.get(var) == 1 and var not in params}
+
+
+def _constant_kinds(node: ast.AST) -> frozenset[str] | None:
+    """The kind of a literal operand (a constant, an f-string, a display), None for anything else."""
+    if isinstance(node, ast.Constant):
+        kind = "None" if node.value is None else type(node.value).__name__
+        return frozenset({kind}) if kind in KIND_TYPES else None
+    if isinstance(node, ast.JoinedStr):
+        return frozenset({"str"})
+    if isinstance(node, (ast.List, ast.ListComp)):
+        return frozenset({"list"})
+    if isinstance(node, ast.Tuple):
+        return frozenset({"tuple"})
+    return None
+
+
+def _use_kinds(name: ast.Name, parent: ast.AST, shadowed: frozenset[str]) -> Iterator[frozenset[str]]:
+    """The kinds `name`'s value may have for the use `parent` makes of it to succeed."""
+    if isinstance(parent, ast.Attribute) and parent.value is name:
+        yield attribute_kinds(parent.attr)
+    elif isinstance(parent, ast.Subscript) and parent.value is name:
+        yield attribute_kinds("__getitem__" if isinstance(parent.ctx, ast.Load) else "__setitem__")
+    elif isinstance(parent, ast.Slice):
+        yield INDEX
+    elif isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is name:
+        yield attribute_kinds("__iter__")
+    elif isinstance(parent, ast.Call) and name in parent.args:
+        yield from _argument_kinds(name, parent, shadowed)
+    elif isinstance(parent, (ast.BinOp, ast.AugAssign)):
+        yield from _operand_kinds(name, parent)
+    elif isinstance(parent, ast.Compare):
+        yield from _compared_kinds(name, parent)
+    elif isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd, ast.Invert)):
+        yield NUMBER if not isinstance(parent.op, ast.Invert) else INTEGER
+
+
+def _argument_kinds(name: ast.Name, call: ast.Call, shadowed: frozenset[str]) -> Iterator[frozenset[str]]:
+    index = call.args.index(name)
+    if isinstance(call.func, ast.Name) and call.func.id not in shadowed and len(call.args) == 1 and not call.keywords:
+        builtin = call.func.id
+        if builtin == "len":
+            yield attribute_kinds("__len__")
+        elif builtin in _ITERATING or (builtin in ("min", "max")):
+            yield attribute_kinds("__iter__")
+        elif builtin in _CALL_KINDS:
+            yield _CALL_KINDS[builtin]
+    elif isinstance(call.func, ast.Name) and call.func.id == "range" and "range" not in shadowed:
+        yield INTEGER
+    elif isinstance(call.func, ast.Attribute):
+        method = call.func.attr
+        if (method == "join" or method in _ITERABLE_ARGS) and index == 0:
+            yield attribute_kinds("__iter__")
+        elif method in _METHOD_ARGS and index < len(_METHOD_ARGS[method]):
+            yield _METHOD_ARGS[method][index]
+
+
+def _element_kinds(name: ast.Name, parent: ast.AST, shadowed: frozenset[str]) -> Iterator[frozenset[str]]:
+    """Kinds each element of `name`'s value must have (``sep.join(name)``: strs)."""
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "join" and parent.args[:1] == [name]:
+        receiver = _constant_kinds(parent.func.value)
+        yield receiver if receiver in (frozenset({"str"}), frozenset({"bytes"})) else STRING
+
+
+def _operand_kinds(name: ast.Name, node: ast.BinOp | ast.AugAssign) -> Iterator[frozenset[str]]:
+    if isinstance(node, ast.AugAssign):
+        other, left = node.value, True
+    else:
+        other, left = (node.right, True) if node.left is name else (node.left, False)
+    kinds = _constant_kinds(other)
+    if kinds is None:
+        return
+    op = node.op
+    if isinstance(op, ast.Add):
+        yield NUMBER if kinds <= NUMBER else kinds
+    elif isinstance(op, (ast.Sub, ast.Div, ast.FloorDiv, ast.Pow)) and kinds <= NUMBER:
+        yield NUMBER
+    elif isinstance(op, ast.Mod) and left and kinds <= NUMBER:
+        yield NUMBER
+    elif isinstance(op, ast.Mult) and kinds & STRING | kinds & {"list", "tuple"}:
+        yield INTEGER
+    elif isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)) and kinds <= INTEGER:
+        yield INTEGER
+
+
+def _compared_kinds(name: ast.Name, node: ast.Compare) -> Iterator[frozenset[str]]:
+    operands = [node.left, *node.comparators]
+    position = next(i for i, o in enumerate(operands) if o is name)
+    for i, op in enumerate(node.ops):
+        left, right = operands[i], operands[i + 1]
+        if position not in (i, i + 1):
+            continue
+        other = right if position == i else left
+        if isinstance(op, (ast.In, ast.NotIn)):
+            if position == i + 1:
+                yield CONTAINER
+            elif _constant_kinds(other) == frozenset({"str"}):
+                yield frozenset({"str"})
+        elif isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+            kinds = _constant_kinds(other)
+            if kinds is not None:
+                yield NUMBER if kinds <= NUMBER else kinds
