@@ -11,7 +11,7 @@ import pytest
 from protocol.debugger import Action, ActionKind
 from tracegen.sandbox import Limits
 from train import cruxeval as cx
-from train.eval_cli import DEFAULT_PROBLEMS, ModelSessions
+from train.eval_cli import DEFAULT_PROBLEMS, ModelSessions, Ranking
 
 PROBLEM = cx.Problem(id="t0", code="def f(a, b=2, *rest, k, **kw):\n    if a:\n        return a + b\n    return b", input="1, 3, k=0", output="4")
 FAST = Limits(cpu_seconds=2, wall_seconds=2.0)
@@ -100,6 +100,26 @@ def test_model_path_runs_on_a_tiny_model(tiny_checkpoint: Path) -> None:
         assert set(record) >= {"id", "prediction", "passed", "how"}
         assert record["passed"] is False or record["prediction"] is not None
         json.dumps(record)
+    sessions.close()
+
+
+def test_kept_candidates_are_the_sessions_ranked_answers_each_checked(tiny_checkpoint: Path) -> None:
+    sessions = ModelSessions(tiny_checkpoint, "transformers", vllm_url=None, max_state_tokens=24, constrained=True, threads=1)
+    sessions.set_ranking(Ranking(call_candidates=3))
+    record = cx.evaluate_problem(PROBLEM, "input", "step_return", sessions, keep_candidates=True)  # type: ignore[arg-type]
+    json.dumps(record)
+    kept = record.get("candidates")
+    if kept is None:  # the step itself failed (a tiny random model): the note says why
+        assert record.get("note")
+    else:
+        assert 1 <= len(kept) <= 3 and sum(c["greedy"] for c in kept) <= 1
+        for answer in kept:
+            assert answer["passed"] == cx.check_input(PROBLEM, answer["prediction"]).passed
+            assert answer["likelihood"] <= 0 and answer["violations"] >= 0
+        if record["prediction"] is not None:
+            assert record["prediction"] in [c["prediction"] for c in kept]
+    plain = cx.evaluate_problem(PROBLEM, "input", "step_return", sessions)  # type: ignore[arg-type]
+    assert "candidates" not in plain
     sessions.close()
 
 

@@ -376,8 +376,9 @@ SessionFactory = Callable[[str], Any]  # program text -> a DebugSession (not yet
 
 
 def evaluate_problem(problem: Problem, mode: Mode, via: Via, make_session: SessionFactory, oracle: bool = False,
-                     fine_budget: int = FINE_BUDGET) -> dict[str, Any]:  # fmt: skip
-    """Pose, predict and score one problem; the predictions.jsonl record."""
+                     fine_budget: int = FINE_BUDGET, keep_candidates: bool = False) -> dict[str, Any]:  # fmt: skip
+    """Pose, predict and score one problem; the predictions.jsonl record. `keep_candidates` (input mode): the record
+    also lists every ranked answer of the session (`model.rerank`), each scored (`ranked_answers`)."""
     start = time.perf_counter()
     record: dict[str, Any] = {"id": problem.id, "prediction": None, "passed": False}
     try:
@@ -393,6 +394,8 @@ def evaluate_problem(problem: Problem, mode: Mode, via: Via, make_session: Sessi
             result = predict_input_oracle(session, posed)
         else:
             result = predict_input(session, posed, problem.output)
+            if keep_candidates:
+                record["candidates"] = ranked_answers(problem, posed, getattr(session, "ranking", []))
     except Exception as exc:  # noqa: BLE001 - one problem's failure (a SessionError, a backend error) is a failed prediction
         result = Prediction(None, f"{type(exc).__name__}: {exc}")
     finally:
@@ -406,6 +409,16 @@ def evaluate_problem(problem: Problem, mode: Mode, via: Via, make_session: Sessi
     if result.note or check.detail:
         record["note"] = result.note or check.detail
     return record
+
+
+def ranked_answers(problem: Problem, posed: Posed, ranking: list[tuple[State, Any]]) -> list[dict[str, Any]]:
+    """Each ranked answer of CruxEval-I's inv_step_call (draw order): its arguments, scores and whether it passes."""
+    answers = []
+    for state, candidate in ranking:
+        arguments = _arguments_of(state, posed, 1).prediction
+        answers.append({"prediction": arguments, "likelihood": round(candidate.likelihood, 4), "violations": candidate.violations,
+                        "greedy": candidate.greedy, "passed": check_input(problem, arguments).passed})  # fmt: skip
+    return answers
 
 
 def summarize(records: list[dict[str, Any]], **settings: Any) -> dict[str, Any]:

@@ -144,6 +144,7 @@ def cruxeval(
     mode: str = typer.Option("output", help="output (CruxEval-O) | input (CruxEval-I)"),
     via: str = typer.Option("step_return", help="output mode: step_return | breakpoint | fine (step_into line by line until f returns)"),
     fine_budget: int = typer.Option(200, min=1, help="--via fine: predicted stops after the calling line before giving up"),
+    keep_candidates: bool = typer.Option(False, help="input mode: record every ranked answer of each problem, scored and checked (for ranking studies)"),
     model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
     backend: str = typer.Option("transformers", help="transformers | vllm | oracle (tracegen's recorder: checks posing and scoring)"),
     vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
@@ -185,7 +186,7 @@ def cruxeval(
     bar = tqdm(total=len(items), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
     settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, ranking)
     with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial, \
-            _problem_runner(sessions, settings, mode, via, workers, fine_budget) as run:  # what an interrupted run leaves
+            _problem_runner(sessions, settings, CruxTask(mode, via, fine_budget, keep_candidates), workers) as run:  # what an interrupted run leaves
         for record in run(items):
             records.append(record)
             bar.update(1)
@@ -209,31 +210,42 @@ def cruxeval(
 _WORKER: dict[str, Any] = {}  # per worker process: its ModelSessions and task settings (set once by _init_worker)
 
 
-def _init_worker(settings: tuple, mode: str, via: str, fine_budget: int) -> None:
+@dataclass(frozen=True)
+class CruxTask:
+    """What each problem is asked (`train.cruxeval.evaluate_problem`'s options)."""
+
+    mode: str
+    via: str
+    fine_budget: int
+    keep_candidates: bool = False
+
+    def run(self, problem: Any, sessions: ModelSessions) -> dict[str, Any]:
+        from train import cruxeval as cx
+
+        return cx.evaluate_problem(problem, self.mode, self.via, sessions, oracle=sessions.oracle,  # type: ignore[arg-type]
+                                   fine_budget=self.fine_budget, keep_candidates=self.keep_candidates)  # fmt: skip
+
+
+def _init_worker(settings: tuple, task: CruxTask) -> None:
     model, backend, vllm_url, max_state_tokens, constrained, threads, ranking = settings
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
     sessions.set_ranking(ranking)
-    _WORKER.update(sessions=sessions, mode=mode, via=via, fine_budget=fine_budget)
+    _WORKER.update(sessions=sessions, task=task)
 
 
 def _work(problem: Any) -> dict[str, Any]:
-    from train import cruxeval as cx
-
-    sessions = _WORKER["sessions"]
-    return cx.evaluate_problem(problem, _WORKER["mode"], _WORKER["via"], sessions, oracle=sessions.oracle, fine_budget=_WORKER["fine_budget"])
+    return _WORKER["task"].run(problem, _WORKER["sessions"])
 
 
 @contextmanager
-def _problem_runner(sessions: ModelSessions, settings: tuple, mode: str, via: str, workers: int, fine_budget: int) -> Iterator[Any]:
+def _problem_runner(sessions: ModelSessions, settings: tuple, task: CruxTask, workers: int) -> Iterator[Any]:
     """A function from problems to their records, in order: in this process, or in `workers` processes."""
-    from train import cruxeval as cx
-
     if workers <= 1:
-        yield lambda items: (cx.evaluate_problem(p, mode, via, sessions, oracle=sessions.oracle, fine_budget=fine_budget) for p in items)  # type: ignore[arg-type]
+        yield lambda items: (task.run(p, sessions) for p in items)
         return
     import multiprocessing
 
-    with multiprocessing.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=(settings, mode, via, fine_budget)) as pool:
+    with multiprocessing.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=(settings, task)) as pool:
         yield lambda items: pool.imap(_work, items)
 
 
