@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from model.backends.base import Backend, BackendError, Generation
-from model.backends.hf import HFBackend, common_prefix, decode_prefix, split_utf8
+from model.backends.hf import HFBackend, draw_seed, common_prefix, decode_prefix, split_utf8
 from model.constraints import RegexConstraint
 
 
@@ -81,6 +81,22 @@ def test_sampling_is_seeded(tiny_checkpoint: Path) -> None:
     ga = a.generate(prompt, max_tokens=10, temperature=1.0, stop_ids=[])
     gb = b.generate(prompt, max_tokens=10, temperature=1.0, stop_ids=[])
     assert ga.token_ids == gb.token_ids
+
+
+def test_each_sampled_answer_has_its_own_seed_whatever_came_before(tiny_checkpoint: Path) -> None:
+    """The n-th sample of a prompt is the same in a fresh backend and in one that sampled other prompts first."""
+    a = HFBackend(tiny_checkpoint, seed=7)
+    b = HFBackend(tiny_checkpoint, seed=7)
+    prompt = _prompt(a)
+    other = prompt[:-1] + [prompt[-1] ^ 1]
+    first = [a.generate(prompt, max_tokens=12, temperature=2.0, stop_ids=[]).token_ids for _ in range(3)]
+    for _ in range(2):
+        b.generate(other, max_tokens=12, temperature=2.0, stop_ids=[])
+        b.generate(prompt[:3], max_tokens=5, temperature=0.0, stop_ids=[])  # greedy decoding draws nothing
+    assert [b.generate(prompt, max_tokens=12, temperature=2.0, stop_ids=[]).token_ids for _ in range(3)] == first
+    assert len({tuple(ids) for ids in first}) > 1  # the draws of one prompt differ from each other
+    assert draw_seed(7, prompt, 0) != draw_seed(7, prompt, 1) != draw_seed(8, prompt, 1)
+    assert draw_seed(7, prompt, 0) != draw_seed(7, other, 0)
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.5])

@@ -11,12 +11,15 @@ masking every disallowed id. torch and transformers are imported lazily.
 from __future__ import annotations
 
 import codecs
+import hashlib
 import inspect
 import math
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from array import array
 
 from model.backends.base import BackendError, Constraint, Generation
 from model.backends.whole_numbers import NumberChoice, best_number
@@ -105,11 +108,22 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return i
 
 
+MAX_REMEMBERED_PROMPTS = 4096  # prompts whose sampled draws are counted (then the count starts over)
+
+
+def draw_seed(seed: int, prompt_ids: Sequence[int], draw: int) -> int:
+    """The sampling seed of the `draw`-th sampled answer to a prompt: the same in any process and after any other decoding."""
+    digest = hashlib.blake2b(array("q", [seed, draw, *prompt_ids]).tobytes(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & ((1 << 63) - 1)
+
+
 class HFBackend:
     """A transformers causal LM in this process; one instance per session (it owns the KV cache).
 
     folder: a Hugging Face checkpoint folder (config.json, model.safetensors, tokenizer.json...).
-    device: "cpu", "cuda" or "auto". seed: for sampling. max_model_len: the context length (default
+    device: "cpu", "cuda" or "auto". seed: for sampling; each sampled answer draws from its own seed,
+    `draw_seed(seed, prompt, n)` for the n-th sample of that prompt, so a stop's answers do not depend on
+    what the process decoded before (runs with one worker or several agree). max_model_len: the context length (default
     the model's max_position_embeddings). threads: torch CPU threads while generating (restored
     after; one thread decodes a small model fastest, and is far faster on a busy machine); None
     leaves torch's setting alone. whole_numbers: in greedy constrained decoding, choose each line
@@ -137,7 +151,9 @@ class HFBackend:
         self.vocab_size = int(self.model.config.vocab_size)
         limit = int(getattr(self.model.config, "max_position_embeddings", 2048))
         self.max_model_len = min(max_model_len or limit, limit)
+        self.seed = int(seed)
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
+        self._draws: dict[bytes, int] = {}  # prompt digest -> samples drawn for it so far
         self._table = token_bytes_table(self.tokenizer, self.vocab_size)
         self._invalid = torch.tensor([b is None for b in self._table], device=device)
         self._number_after = {i for i, b in enumerate(self._table) if b == NUMBER_AFTER}
@@ -185,6 +201,8 @@ class HFBackend:
         self._check_prompt(prompt_ids)
         max_tokens = max(0, min(max_tokens, self.max_model_len - len(prompt_ids)))
         stops = set(int(s) for s in stop_ids)
+        if temperature > 0:
+            self._seed_draw(prompt_ids)
         saved_threads = self._torch.get_num_threads()
         if self.threads:
             self._torch.set_num_threads(self.threads)
@@ -193,6 +211,15 @@ class HFBackend:
         finally:
             if self.threads:
                 self._torch.set_num_threads(saved_threads)
+
+    def _seed_draw(self, prompt_ids: list[int]) -> None:
+        """Seed the sampler for the next sampled answer to this prompt (`draw_seed`)."""
+        key = hashlib.blake2b(array("q", prompt_ids).tobytes(), digest_size=16).digest()
+        if len(self._draws) >= MAX_REMEMBERED_PROMPTS and key not in self._draws:
+            self._draws.clear()
+        draw = self._draws.get(key, 0)
+        self._draws[key] = draw + 1
+        self._generator.manual_seed(draw_seed(self.seed, prompt_ids, draw))
 
     def _generate(self, prompt_ids: list[int], max_tokens: int, temperature: float, stops: set[int], constraint: Constraint | None) -> Generation:
         with self._torch.inference_mode():
