@@ -64,6 +64,14 @@ _ITERABLE_ARGS = frozenset({"fromkeys", "extend", "union", "intersection", "diff
 
 
 @dataclass(frozen=True)
+class _Scope:
+    """What the reading of one function knows: the builtins the program rebinds, and the kinds of its fixed locals."""
+
+    shadowed: frozenset[str]
+    known: dict[str, frozenset[str]]
+
+
+@dataclass(frozen=True)
 class Use:
     """One use of a parameter: the kinds its value (or, with `elements`, each element) may have for it to succeed."""
 
@@ -104,9 +112,10 @@ def function_uses(node: ast.FunctionDef | ast.AsyncFunctionDef, shadowed: frozen
     args = node.args
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     firsts = _first_stores(node)
-    tested = _type_tested(node)
+    tested = _type_tested(node) | (_loop_targets(node) & params)  # a parameter reused as a loop variable: its uses are of other values
     in_try = _try_nodes(node)
     loops = _element_names(node, params, firsts)
+    scope = _Scope(shadowed, _fixed_locals(node, params | set(loops), shadowed))
     uses: dict[Use, None] = {}
     for name_node, parent in _name_loads(node):
         if id(name_node) in in_try:
@@ -120,11 +129,11 @@ def function_uses(node: ast.FunctionDef | ast.AsyncFunctionDef, shadowed: frozen
             continue
         if target in tested or name in tested or (not elements and _after(name_node, firsts.get(name))):
             continue
-        for kinds in _use_kinds(name_node, parent, shadowed):
+        for kinds in _use_kinds(name_node, parent, scope):
             if kinds and kinds != frozenset(KINDS):
                 uses[Use(target, frozenset(kinds), elements)] = None
         if not elements:
-            for kinds in _element_kinds(name_node, parent, shadowed):
+            for kinds in _element_kinds(name_node, parent, scope):
                 uses[Use(target, frozenset(kinds), True)] = None
     return tuple(uses)
 
@@ -224,6 +233,12 @@ def _type_tested(node: ast.AST) -> set[str]:
     return names
 
 
+def _loop_targets(node: ast.AST) -> set[str]:
+    """Names a ``for`` loop or a comprehension binds."""
+    return {n.id for child, _ in _own_nodes(node) if isinstance(child, (ast.For, ast.AsyncFor, ast.comprehension))
+            for n in ast.walk(child.target) if isinstance(n, ast.Name)}  # fmt: skip
+
+
 def _try_nodes(node: ast.AST) -> set[int]:
     """ids of every node inside the body of a ``try`` (not its handlers)."""
     inside: set[int] = set()
@@ -248,8 +263,10 @@ def _element_names(node: ast.AST, params: set[str], firsts: dict[str, tuple[int,
     return {var: iters[0] for var, iters in targets.items() if len(iters) == 1 and stores.get(var) == 1 and var not in params}
 
 
-def _constant_kinds(node: ast.AST) -> frozenset[str] | None:
-    """The kind of a literal operand (a constant, an f-string, a display), None for anything else."""
+def _constant_kinds(node: ast.AST, scope: _Scope | None = None) -> frozenset[str] | None:
+    """The kind of a literal operand (a constant, an f-string, a display) or of a fixed local, None for anything else."""
+    if isinstance(node, ast.Name) and scope is not None:
+        return scope.known.get(node.id)
     if isinstance(node, ast.Constant):
         kind = "None" if node.value is None else type(node.value).__name__
         return frozenset({kind}) if kind in KIND_TYPES else None
@@ -262,7 +279,7 @@ def _constant_kinds(node: ast.AST) -> frozenset[str] | None:
     return None
 
 
-def _use_kinds(name: ast.Name, parent: ast.AST, shadowed: frozenset[str]) -> Iterator[frozenset[str]]:
+def _use_kinds(name: ast.Name, parent: ast.AST, scope: _Scope) -> Iterator[frozenset[str]]:
     """The kinds `name`'s value may have for the use `parent` makes of it to succeed."""
     if isinstance(parent, ast.Attribute) and parent.value is name:
         yield attribute_kinds(parent.attr)
@@ -273,11 +290,11 @@ def _use_kinds(name: ast.Name, parent: ast.AST, shadowed: frozenset[str]) -> Ite
     elif isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is name:
         yield attribute_kinds("__iter__")
     elif isinstance(parent, ast.Call) and name in parent.args:
-        yield from _argument_kinds(name, parent, shadowed)
+        yield from _argument_kinds(name, parent, scope.shadowed)
     elif isinstance(parent, (ast.BinOp, ast.AugAssign)):
-        yield from _operand_kinds(name, parent)
+        yield from _operand_kinds(name, parent, scope)
     elif isinstance(parent, ast.Compare):
-        yield from _compared_kinds(name, parent)
+        yield from _compared_kinds(name, parent, scope)
     elif isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.UAdd, ast.Invert)):
         yield NUMBER if not isinstance(parent.op, ast.Invert) else INTEGER
 
@@ -302,19 +319,19 @@ def _argument_kinds(name: ast.Name, call: ast.Call, shadowed: frozenset[str]) ->
             yield _METHOD_ARGS[method][index]
 
 
-def _element_kinds(name: ast.Name, parent: ast.AST, shadowed: frozenset[str]) -> Iterator[frozenset[str]]:
+def _element_kinds(name: ast.Name, parent: ast.AST, scope: _Scope) -> Iterator[frozenset[str]]:
     """Kinds each element of `name`'s value must have (``sep.join(name)``: strs)."""
     if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "join" and parent.args[:1] == [name]:
         receiver = _constant_kinds(parent.func.value)
         yield receiver if receiver in (frozenset({"str"}), frozenset({"bytes"})) else STRING
 
 
-def _operand_kinds(name: ast.Name, node: ast.BinOp | ast.AugAssign) -> Iterator[frozenset[str]]:
+def _operand_kinds(name: ast.Name, node: ast.BinOp | ast.AugAssign, scope: _Scope) -> Iterator[frozenset[str]]:
     if isinstance(node, ast.AugAssign):
         other, left = node.value, True
     else:
         other, left = (node.right, True) if node.left is name else (node.left, False)
-    kinds = _constant_kinds(other)
+    kinds = _constant_kinds(other, scope)
     if kinds is None:
         return
     op = node.op
@@ -330,7 +347,7 @@ def _operand_kinds(name: ast.Name, node: ast.BinOp | ast.AugAssign) -> Iterator[
         yield INTEGER
 
 
-def _compared_kinds(name: ast.Name, node: ast.Compare) -> Iterator[frozenset[str]]:
+def _compared_kinds(name: ast.Name, node: ast.Compare, scope: _Scope) -> Iterator[frozenset[str]]:
     operands = [node.left, *node.comparators]
     position = next(i for i, o in enumerate(operands) if o is name)
     for i, op in enumerate(node.ops):
@@ -341,9 +358,49 @@ def _compared_kinds(name: ast.Name, node: ast.Compare) -> Iterator[frozenset[str
         if isinstance(op, (ast.In, ast.NotIn)):
             if position == i + 1:
                 yield CONTAINER
-            elif _constant_kinds(other) == frozenset({"str"}):
+            elif _constant_kinds(other, scope) == frozenset({"str"}):
                 yield frozenset({"str"})
         elif isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
-            kinds = _constant_kinds(other)
+            kinds = _constant_kinds(other, scope)
             if kinds is not None:
                 yield NUMBER if kinds <= NUMBER else kinds
+
+
+# what a fixed local holds: a builtin conversion, a str method that returns an index or a str, a literal
+_CONVERSIONS: dict[str, frozenset[str]] = {"str": frozenset({"str"}), "len": frozenset({"int"}), "int": frozenset({"int"}),
+                                           "float": frozenset({"float"}), "list": frozenset({"list"}), "sorted": frozenset({"list"}),
+                                           "dict": frozenset({"dict"}), "set": frozenset({"set"}), "tuple": frozenset({"tuple"}),
+                                           "repr": frozenset({"str"}), "chr": frozenset({"str"}), "ord": frozenset({"int"})}  # fmt: skip
+_INDEX_METHODS = frozenset({"find", "rfind", "index", "rindex", "count"})
+
+
+def _fixed_locals(node: ast.AST, excluded: set[str], shadowed: frozenset[str]) -> dict[str, frozenset[str]]:
+    """Locals bound once in the body, by a plain assignment whose value's kind is plain (``n = len(xs)``: int)."""
+    stores: dict[str, int] = {}
+    values: dict[str, ast.expr] = {}
+    for child, parent in _own_nodes(node):
+        if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+            stores[child.id] = stores.get(child.id, 0) + 1
+            if isinstance(parent, ast.Assign) and parent.targets == [child]:
+                values[child.id] = parent.value
+    out = {}
+    for name, value in values.items():
+        if stores.get(name) != 1 or name in excluded:
+            continue
+        kinds = _value_kinds(value, shadowed)
+        if kinds is not None:
+            out[name] = kinds
+    return out
+
+
+def _value_kinds(value: ast.expr, shadowed: frozenset[str]) -> frozenset[str] | None:
+    literal = _constant_kinds(value)
+    if literal is not None:
+        return literal
+    if isinstance(value, (ast.Dict, ast.DictComp)):
+        return frozenset({"dict"})
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _CONVERSIONS and value.func.id not in shadowed:
+        return _CONVERSIONS[value.func.id]
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _INDEX_METHODS:
+        return frozenset({"int"})
+    return None

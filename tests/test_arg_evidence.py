@@ -31,6 +31,8 @@ def _contradicted(source: str, **values: str) -> int:
     ("def f(text):\n    text = text.lower()\n    return text\n", {"text": "'A'"}, {"text": "[1]"}),  # read before the rebinding
     ("def f(d):\n    return dict.fromkeys(d)\n", {"d": "'ab'"}, {"d": "5"}),
     ("def f(a, b):\n    return a[b:]\n", {"b": "2"}, {"b": "'x'"}),
+    ("def f(text, suffix, num):\n    tail = str(num)\n    return text.endswith(suffix + tail)\n", {"suffix": "'a'"}, {"suffix": "1"}),  # a fixed local's kind
+    ("def f(s, c, i):\n    m = s.rindex(c)\n    return m >= i\n", {"i": "2"}, {"i": "'2'"}),
 ])  # fmt: skip
 def test_uses_tell_kinds(source: str, good: dict[str, str], bad: dict[str, str]) -> None:
     assert _contradicted(source, **good) == 0
@@ -44,6 +46,8 @@ def test_uses_tell_kinds(source: str, good: dict[str, str], bad: dict[str, str])
     ("def f(x):\n    return g(x)\n", {"x": "3"}),  # a call of the program's own function says nothing
     ("def f(x):\n    return x * 2\n", {"x": "'a'"}),  # str, list and int all multiply
     ("def f(x):\n    return x.upper()\n", {"x": "<object at 0x?>"}),  # not a literal: nothing to contradict
+    ("def f(n):\n    for n in str(n):\n        if n not in '012':\n            return False\n    return True\n", {"n": "14"}),  # reused as a loop variable
+    ("def f(a, b):\n    t = 1\n    t = 'x'\n    return a + t\n", {"a": "'y'"}),  # a local bound twice has no fixed kind
 ])  # fmt: skip
 def test_no_evidence_where_the_use_proves_nothing(source: str, values: dict[str, str]) -> None:
     assert _contradicted(source, **values) == 0
