@@ -95,6 +95,8 @@ def test_each_sampled_answer_has_its_own_seed_whatever_came_before(tiny_checkpoi
         b.generate(prompt[:3], max_tokens=5, temperature=0.0, stop_ids=[])  # greedy decoding draws nothing
     assert [b.generate(prompt, max_tokens=12, temperature=2.0, stop_ids=[]).token_ids for _ in range(3)] == first
     assert len({tuple(ids) for ids in first}) > 1  # the draws of one prompt differ from each other
+    a.generate(prompt, max_tokens=3, temperature=0.0, stop_ids=[])  # a greedy answer to it: the count starts over
+    assert a.generate(prompt, max_tokens=12, temperature=2.0, stop_ids=[]).token_ids == first[0]
     assert draw_seed(7, prompt, 0) != draw_seed(7, prompt, 1) != draw_seed(8, prompt, 1)
     assert draw_seed(7, prompt, 0) != draw_seed(7, other, 0)
 

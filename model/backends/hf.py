@@ -122,8 +122,9 @@ class HFBackend:
 
     folder: a Hugging Face checkpoint folder (config.json, model.safetensors, tokenizer.json...).
     device: "cpu", "cuda" or "auto". seed: for sampling; each sampled answer draws from its own seed,
-    `draw_seed(seed, prompt, n)` for the n-th sample of that prompt, so a stop's answers do not depend on
-    what the process decoded before (runs with one worker or several agree). max_model_len: the context length (default
+    `draw_seed(seed, prompt, n)` for the n-th sample of that prompt since its last greedy answer, so a
+    stop's answers do not depend on what the process decoded before (runs with one worker or several
+    agree, and a stop asked again draws the same answers). max_model_len: the context length (default
     the model's max_position_embeddings). threads: torch CPU threads while generating (restored
     after; one thread decodes a small model fastest, and is far faster on a busy machine); None
     leaves torch's setting alone. whole_numbers: in greedy constrained decoding, choose each line
@@ -201,8 +202,7 @@ class HFBackend:
         self._check_prompt(prompt_ids)
         max_tokens = max(0, min(max_tokens, self.max_model_len - len(prompt_ids)))
         stops = set(int(s) for s in stop_ids)
-        if temperature > 0:
-            self._seed_draw(prompt_ids)
+        self._seed_draw(prompt_ids, temperature)
         saved_threads = self._torch.get_num_threads()
         if self.threads:
             self._torch.set_num_threads(self.threads)
@@ -212,9 +212,13 @@ class HFBackend:
             if self.threads:
                 self._torch.set_num_threads(saved_threads)
 
-    def _seed_draw(self, prompt_ids: list[int]) -> None:
-        """Seed the sampler for the next sampled answer to this prompt (`draw_seed`)."""
+    def _seed_draw(self, prompt_ids: list[int], temperature: float) -> None:
+        """Seed the sampler for the next sampled answer to this prompt (`draw_seed`). A greedy answer to it starts
+        the count over: a session draws the greedy answer first, so the same stop asked again draws the same samples."""
         key = hashlib.blake2b(array("q", prompt_ids).tobytes(), digest_size=16).digest()
+        if temperature <= 0:
+            self._draws.pop(key, None)
+            return
         if len(self._draws) >= MAX_REMEMBERED_PROMPTS and key not in self._draws:
             self._draws.clear()
         draw = self._draws.get(key, 0)
