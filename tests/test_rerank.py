@@ -37,7 +37,7 @@ def test_best_candidate_prefers_the_total_and_falls_back_to_greedy() -> None:
 def test_contradicted_argument_uses_cost_evidence_weight_each() -> None:
     likely = Candidate(text="a", likelihood=-2.0, greedy=True, violations=1)  # e.g. text.endswith(3)
     fitting = Candidate(text="b", likelihood=-5.0)
-    assert best_candidate([likely, fitting]) == 1  # -2 - 32 < -5
+    assert best_candidate([likely, fitting]) == 1  # -2 - 8 < -5
     assert best_candidate([likely, fitting], evidence_weight=2.0) == 0  # -4 > -5
     assert best_candidate([likely, fitting], evidence_weight=0.0) == 0
     assert likely.total(evidence_weight=8.0) == -10.0 and fitting.total(evidence_weight=8.0) == -5.0
