@@ -85,8 +85,8 @@ def test_sampling_is_seeded(tiny_checkpoint: Path) -> None:
 
 def test_each_sampled_answer_has_its_own_seed_whatever_came_before(tiny_checkpoint: Path) -> None:
     """The n-th sample of a prompt is the same in a fresh backend and in one that sampled other prompts first."""
-    a = HFBackend(tiny_checkpoint, seed=7)
-    b = HFBackend(tiny_checkpoint, seed=7)
+    a = HFBackend(tiny_checkpoint, seed=7, seed_per_draw=True)
+    b = HFBackend(tiny_checkpoint, seed=7, seed_per_draw=True)
     prompt = _prompt(a)
     other = prompt[:-1] + [prompt[-1] ^ 1]
     first = [a.generate(prompt, max_tokens=12, temperature=2.0, stop_ids=[]).token_ids for _ in range(3)]

@@ -78,7 +78,7 @@ class ModelSessions:
     ranking: Ranking = Ranking()  # answers drawn per stop and how they are ranked (model.rerank)
 
     def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
-                 constrained: bool, threads: int | None) -> None:  # fmt: skip
+                 constrained: bool, threads: int | None, seed_per_draw: bool = False) -> None:  # fmt: skip
         self.kind = backend
         self.max_state_tokens = max_state_tokens
         self.constrained = constrained
@@ -94,7 +94,7 @@ class ModelSessions:
             if backend == "transformers":
                 from model.backends.hf import HFBackend
 
-                self.backend = HFBackend(folder, threads=threads)
+                self.backend = HFBackend(folder, threads=threads, seed_per_draw=seed_per_draw)
                 self.tokenizer = self.backend.tokenizer
             else:
                 from model.backends.vllm_server import VLLMServerBackend
@@ -145,6 +145,7 @@ def cruxeval(
     via: str = typer.Option("step_return", help="output mode: step_return | breakpoint | fine (step_into line by line until f returns)"),
     fine_budget: int = typer.Option(200, min=1, help="--via fine: predicted stops after the calling line before giving up"),
     keep_candidates: bool = typer.Option(False, help="input mode: record every ranked answer of each problem, scored and checked (for ranking studies)"),
+    seed_per_draw: bool = typer.Option(False, help="each sampled answer draws from its own seed (reproducible with any --workers; model.backends.hf)"),
     model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
     backend: str = typer.Option("transformers", help="transformers | vllm | oracle (tracegen's recorder: checks posing and scoring)"),
     vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
@@ -177,14 +178,15 @@ def cruxeval(
         items = cx.load_problems(problems, limit)
     except cx.ProblemsError as exc:
         raise _fail(str(exc)) from None
-    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
+    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
+                             seed_per_draw=seed_per_draw)  # fmt: skip
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight)
     sessions.set_ranking(ranking)
     records: list[dict[str, Any]] = []
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=len(items), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
-    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, ranking)
+    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, seed_per_draw)
     with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial, \
             _problem_runner(sessions, settings, CruxTask(mode, via, fine_budget, keep_candidates), workers) as run:  # what an interrupted run leaves
         for record in run(items):
@@ -200,7 +202,7 @@ def cruxeval(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
-        **ranking.summary(), **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
+        **ranking.summary(), seed_per_draw=seed_per_draw, **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
     )  # fmt: skip
     write_results(out, summary, records, "predictions.jsonl")
     (out / "predictions.partial.jsonl").unlink(missing_ok=True)
@@ -227,8 +229,9 @@ class CruxTask:
 
 
 def _init_worker(settings: tuple, task: CruxTask) -> None:
-    model, backend, vllm_url, max_state_tokens, constrained, threads, ranking = settings
-    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
+    model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, seed_per_draw = settings
+    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
+                             seed_per_draw=seed_per_draw)  # fmt: skip
     sessions.set_ranking(ranking)
     _WORKER.update(sessions=sessions, task=task)
 

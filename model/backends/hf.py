@@ -121,10 +121,12 @@ class HFBackend:
     """A transformers causal LM in this process; one instance per session (it owns the KV cache).
 
     folder: a Hugging Face checkpoint folder (config.json, model.safetensors, tokenizer.json...).
-    device: "cpu", "cuda" or "auto". seed: for sampling; each sampled answer draws from its own seed,
+    device: "cpu", "cuda" or "auto". seed: for sampling (one generator, so a sample depends on what
+    the process drew before). seed_per_draw: instead, each sampled answer draws from its own seed,
     `draw_seed(seed, prompt, n)` for the n-th sample of that prompt since its last greedy answer, so a
     stop's answers do not depend on what the process decoded before (runs with one worker or several
-    agree, and a stop asked again draws the same answers). max_model_len: the context length (default
+    agree, and a stop asked again draws the same answers; off by default until the ranked figures are
+    measured with it, docs/model-notes.md session 13). max_model_len: the context length (default
     the model's max_position_embeddings). threads: torch CPU threads while generating (restored
     after; one thread decodes a small model fastest, and is far faster on a busy machine); None
     leaves torch's setting alone. whole_numbers: in greedy constrained decoding, choose each line
@@ -141,6 +143,7 @@ class HFBackend:
         dtype: str | None = None,
         threads: int | None = 1,
         whole_numbers: bool = True,
+        seed_per_draw: bool = False,
     ) -> None:
         folder = Path(folder)
         if not (folder / "config.json").is_file():
@@ -155,6 +158,7 @@ class HFBackend:
         self.seed = int(seed)
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
         self._draws: dict[bytes, int] = {}  # prompt digest -> samples drawn for it so far
+        self.seed_per_draw = seed_per_draw
         self._table = token_bytes_table(self.tokenizer, self.vocab_size)
         self._invalid = torch.tensor([b is None for b in self._table], device=device)
         self._number_after = {i for i, b in enumerate(self._table) if b == NUMBER_AFTER}
@@ -202,7 +206,8 @@ class HFBackend:
         self._check_prompt(prompt_ids)
         max_tokens = max(0, min(max_tokens, self.max_model_len - len(prompt_ids)))
         stops = set(int(s) for s in stop_ids)
-        self._seed_draw(prompt_ids, temperature)
+        if self.seed_per_draw:
+            self._seed_draw(prompt_ids, temperature)
         saved_threads = self._torch.get_num_threads()
         if self.threads:
             self._torch.set_num_threads(self.threads)
