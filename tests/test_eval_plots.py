@@ -71,3 +71,5 @@ def test_the_table_says_how_answers_were_decoded() -> None:
     note = _decoding_note({"input": {"call_candidates": 8}, "output": {"coarse_candidates": 4}, "output-breakpoint": {"coarse_candidates": 4}})
     assert "most likely of 8" in note and "most likely of 4" in note
     assert "most likely of 4" not in _decoding_note({"input": {"call_candidates": 8}, "output": {"coarse_candidates": 1}})
+    assert "contradicts" not in note  # a run before the evidence term
+    assert "less 8 per use of an argument" in _decoding_note({"input": {"call_candidates": 8, "evidence_weight": 8.0}})

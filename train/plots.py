@@ -102,8 +102,10 @@ def plot_fidelity_by_horizon(summary: dict[str, Any], out: Path) -> Path:
 def _decoding_note(ours: dict[str, dict[str, Any]]) -> str:
     """How our answers were decoded: greedy, except where the runs drew several answers and kept the most likely."""
     calls = int((ours.get("input") or {}).get("call_candidates") or 1)
+    evidence = float((ours.get("input") or {}).get("evidence_weight") or 0)
     coarse = max((int(v.get("coarse_candidates") or 1) for k, v in ours.items() if k != "input"), default=1)
-    ranked = ([f"the input answer (`inv_step_call`): the most likely of {calls} drawn answers"] if calls > 1 else []) + \
+    less = f", less {evidence:g} per use of an argument in f's body that its value contradicts (`model/arg_evidence.py`)" if evidence else ""
+    ranked = ([f"the input answer (`inv_step_call`): the most likely of {calls} drawn answers{less}"] if calls > 1 else []) + \
              ([f"the stops after `step_return` and a breakpoint: the most likely of {coarse}"] if coarse > 1 else [])  # fmt: skip
     if not ranked:
         return "Ours decodes greedily. "
