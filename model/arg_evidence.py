@@ -12,12 +12,14 @@ Each use is a `Use`: the parameter, the builtin kinds (`model.value_kinds.KINDS`
 for that use to succeed, and whether it applies to the value itself or to each of its elements (the
 items of a list, tuple or set, the keys of a dict, the characters of a str). Only closed programs
 (`model.param_kinds.closed_program`: no imports, no classes) are read, where every value is a builtin
-one. A parameter the body tests with ``isinstance``/``type`` gives no evidence, nor do uses inside a
-``try`` body (a failure there may be caught) or after the parameter is rebound.
+one. A parameter the body tests with ``isinstance``/``type`` or reuses as a loop variable gives no
+evidence, nor do uses inside a ``try`` body (a failure there may be caught) or after the parameter
+is rebound by a statement the body always runs.
 """
 from __future__ import annotations
 
 import ast
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,6 +33,7 @@ INDEX = frozenset({"int", "bool", "None"})
 STRING = frozenset({"str", "bytes"})
 CONTAINER = frozenset({"str", "bytes", "list", "tuple", "dict", "set", "frozenset"})
 SEQUENCE = frozenset({"str", "bytes", "list", "tuple", "dict"})  # what reversed() takes
+ALL_KINDS = frozenset(KINDS)  # a use any builtin value passes says nothing
 
 # builtins whose one argument must be iterable / an int / a str / a number
 _ITERATING = frozenset({"sorted", "list", "tuple", "set", "frozenset", "enumerate", "sum", "any", "all", "zip", "iter", "map", "filter"})
@@ -82,7 +85,8 @@ class Use:
     def allows(self, value: object) -> bool | None:
         """Whether a value (a Python object read from a repr) fits; None when its kind says nothing."""
         if not self.elements:
-            return _kind(value) in self.kinds if _kind(value) is not None else None
+            kind = _kind(value)
+            return None if kind is None else kind in self.kinds
         items = _elements(value)
         if items is None:
             return None
@@ -95,11 +99,7 @@ def _kind(value: object) -> str | None:
 
 
 def _elements(value: object) -> list[object] | None:
-    if isinstance(value, (list, tuple, set, frozenset, dict)):
-        return list(value)
-    if isinstance(value, str):
-        return list(value)
-    return None
+    return list(value) if isinstance(value, (list, tuple, set, frozenset, dict, str)) else None
 
 
 def attribute_kinds(attr: str) -> frozenset[str]:
@@ -114,8 +114,9 @@ def function_uses(node: ast.FunctionDef | ast.AsyncFunctionDef, shadowed: frozen
     firsts = _first_stores(node)
     tested = _type_tested(node) | (_loop_targets(node) & params)  # a parameter reused as a loop variable: its uses are of other values
     in_try = _try_nodes(node)
-    loops = _element_names(node, params, firsts)
-    scope = _Scope(shadowed, _fixed_locals(node, params | set(loops), shadowed))
+    stores = _store_counts(node)
+    loops = _element_names(node, params, firsts, stores)
+    scope = _Scope(shadowed, _fixed_locals(node, params | set(loops), shadowed, stores))
     uses: dict[Use, None] = {}
     for name_node, parent in _name_loads(node):
         if id(name_node) in in_try:
@@ -130,11 +131,11 @@ def function_uses(node: ast.FunctionDef | ast.AsyncFunctionDef, shadowed: frozen
         if target in tested or name in tested or (not elements and _after(name_node, firsts.get(name))):
             continue
         for kinds in _use_kinds(name_node, parent, scope):
-            if kinds and kinds != frozenset(KINDS):
-                uses[Use(target, frozenset(kinds), elements)] = None
+            if kinds and kinds != ALL_KINDS:
+                uses[Use(target, kinds, elements)] = None
         if not elements:
             for kinds in _element_kinds(name_node, parent, scope):
-                uses[Use(target, frozenset(kinds), True)] = None
+                uses[Use(target, kinds, True)] = None
     return tuple(uses)
 
 
@@ -176,8 +177,8 @@ def uses_at(program: str, name: str, line: int) -> tuple[Use, ...]:
     table = program_uses(program)
     if (name, line) in table:
         return table[(name, line)]
-    earlier = [(first, uses) for (fname, first), uses in table.items() if fname == name and first <= line]
-    return max(earlier, key=lambda pair: pair[0])[1] if len(earlier) == 1 else ()
+    earlier = [uses for (fname, first), uses in table.items() if fname == name and first <= line]
+    return earlier[0] if len(earlier) == 1 else ()
 
 
 # ------------------------------------------------------------------------------------ reading the body
@@ -190,12 +191,6 @@ def _own_nodes(node: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
             yield child, parent
             if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 todo.append(child)
-
-
-def _own_nodes_with(stmt: ast.AST) -> Iterator[tuple[ast.AST, ast.AST]]:
-    """`stmt` itself (its parent: a placeholder) and `_own_nodes(stmt)`."""
-    yield stmt, ast.Module(body=[], type_ignores=[])
-    yield from _own_nodes(stmt)
 
 
 def _name_loads(node: ast.AST) -> Iterator[tuple[ast.Name, ast.AST]]:
@@ -211,7 +206,7 @@ def _first_stores(node: ast.AST) -> dict[str, tuple[int, int]]:
     statement the body always runs (a rebinding in a branch or a loop may not run: the argument's uses still count)."""
     firsts: dict[str, tuple[int, int]] = {}
     top = [stmt for stmt in getattr(node, "body", []) if not isinstance(stmt, (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.Match))]
-    for child, parent in (pair for stmt in top for pair in _own_nodes_with(stmt)):
+    for child, parent in (pair for stmt in top for pair in _own_nodes(stmt)):
         if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
             position = (child.lineno, child.col_offset)
             if isinstance(parent, (ast.AugAssign, ast.Assign, ast.AnnAssign, ast.NamedExpr)):
@@ -249,18 +244,19 @@ def _try_nodes(node: ast.AST) -> set[int]:
     return inside
 
 
-def _element_names(node: ast.AST, params: set[str], firsts: dict[str, tuple[int, int]]) -> dict[str, str]:
+def _store_counts(node: ast.AST) -> Counter[str]:
+    """How many times the body binds or deletes each name."""
+    return Counter(c.id for c, _ in _own_nodes(node) if isinstance(c, ast.Name) and isinstance(c.ctx, (ast.Store, ast.Del)))
+
+
+def _element_names(node: ast.AST, params: set[str], firsts: dict[str, tuple[int, int]], stores: Counter[str]) -> dict[str, str]:
     """Loop variables bound once, directly over a parameter not yet rebound: variable -> parameter."""
     targets: dict[str, list[str]] = {}
     for child, _ in _own_nodes(node):
         if isinstance(child, (ast.For, ast.comprehension)) and isinstance(child.target, ast.Name) and isinstance(child.iter, ast.Name):
             if child.iter.id in params and not _after(child.iter, firsts.get(child.iter.id)):
                 targets.setdefault(child.target.id, []).append(child.iter.id)
-    stores: dict[str, int] = {}
-    for child, _ in _own_nodes(node):
-        if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
-            stores[child.id] = stores.get(child.id, 0) + 1
-    return {var: iters[0] for var, iters in targets.items() if len(iters) == 1 and stores.get(var) == 1 and var not in params}
+    return {var: iters[0] for var, iters in targets.items() if len(iters) == 1 and stores[var] == 1 and var not in params}
 
 
 def _constant_kinds(node: ast.AST, scope: _Scope | None = None) -> frozenset[str] | None:
@@ -374,18 +370,13 @@ _CONVERSIONS: dict[str, frozenset[str]] = {"str": frozenset({"str"}), "len": fro
 _INDEX_METHODS = frozenset({"find", "rfind", "index", "rindex", "count"})
 
 
-def _fixed_locals(node: ast.AST, excluded: set[str], shadowed: frozenset[str]) -> dict[str, frozenset[str]]:
+def _fixed_locals(node: ast.AST, excluded: set[str], shadowed: frozenset[str], stores: Counter[str]) -> dict[str, frozenset[str]]:
     """Locals bound once in the body, by a plain assignment whose value's kind is plain (``n = len(xs)``: int)."""
-    stores: dict[str, int] = {}
-    values: dict[str, ast.expr] = {}
-    for child, parent in _own_nodes(node):
-        if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
-            stores[child.id] = stores.get(child.id, 0) + 1
-            if isinstance(parent, ast.Assign) and parent.targets == [child]:
-                values[child.id] = parent.value
+    values = {target.id: parent.value for target, parent in _own_nodes(node)
+              if isinstance(target, ast.Name) and isinstance(parent, ast.Assign) and parent.targets == [target]}  # fmt: skip
     out = {}
     for name, value in values.items():
-        if stores.get(name) != 1 or name in excluded:
+        if stores[name] != 1 or name in excluded:
             continue
         kinds = _value_kinds(value, shadowed)
         if kinds is not None:
