@@ -13,7 +13,7 @@ from model.language import render_action
 from protocol.debugger import Action, State
 from tests.test_eval_fidelity import PROGRAMS
 from train import next_state as ns
-from train.eval_cli import ModelSessions, app
+from train.eval_cli import ModelSessions, Sampling, app
 from train.toydata import write_shards
 
 
@@ -84,9 +84,10 @@ def test_scoring_a_perfect_prediction_is_exact_and_no_state_is_wrong(shard: Path
 def test_command_writes_summary_and_predictions(shard: Path, tiny_checkpoint: Path, tmp_path: Path) -> None:
     out = tmp_path / "ns"
     result = CliRunner().invoke(app, ["next-state", "--trajectories", str(shard.parent), "--model", str(tiny_checkpoint),
-                                      "--out", str(out), "--limit", "5", "--max-state-tokens", "8", "--no-progress"])  # fmt: skip
+                                      "--out", str(out), "--limit", "5", "--max-state-tokens", "8", "--no-progress", "--sample-seed", "5"])  # fmt: skip
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
+    assert summary["sample_seed"] == 5 and summary["seed_per_draw"] is True
     overall = summary["overall"]
     assert overall["stops"] + summary["skipped_too_long"] == 5 and overall["stops"] == 5
     assert set(overall) == {"stops", "location", "locals", "state"}
@@ -121,6 +122,20 @@ def test_prompts_past_the_context_are_skipped_and_counted(shard: Path, tiny_chec
     finally:
         sessions.close()
     assert report.skipped_too_long == len(longest) and report.overall.stops == len(short) == len(report.records)
+
+
+def test_sampling_reaches_the_backend(tiny_checkpoint: Path) -> None:
+    """The sample seed and per-draw seeding chosen for a run are the backend's (the default: seed 0, a seed per draw)."""
+    chosen = ModelSessions(tiny_checkpoint, "transformers", vllm_url=None, max_state_tokens=4, constrained=True, threads=1,
+                           sampling=Sampling(seed=3, per_draw=False))  # fmt: skip
+    default = ModelSessions(tiny_checkpoint, "transformers", vllm_url=None, max_state_tokens=4, constrained=True, threads=1)
+    try:
+        assert (chosen.backend.seed, chosen.backend.seed_per_draw) == (3, False)
+        assert (default.backend.seed, default.backend.seed_per_draw) == (0, True)
+        assert Sampling(3, False).summary() == {"sample_seed": 3, "seed_per_draw": False}
+    finally:
+        chosen.close()
+        default.close()
 
 
 def test_clear_errors(tmp_path: Path, tiny_checkpoint: Path) -> None:

@@ -54,6 +54,21 @@ class Ranking:
                 "evidence_weight": EVIDENCE_WEIGHT if self.evidence_weight is None else self.evidence_weight}  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """Where the sampled answers come from (`model.backends.hf.HFBackend`'s seed and seed_per_draw)."""
+
+    seed: int = 0  # the sampling seed; with per_draw, other seeds give independent draws of the same decoding
+    per_draw: bool = True  # each sampled answer from its own seed: a run is the same with any --workers, whatever ran before
+
+    def summary(self) -> dict[str, Any]:
+        return {"sample_seed": self.seed, "seed_per_draw": self.per_draw}
+
+
+SAMPLE_SEED_HELP = "seed of the sampled answers (the ranked ones); with --seed-per-draw, each seed is an independent draw of the same decoding"
+PER_DRAW_HELP = "each sampled answer draws from its own seed (reproducible with any --workers; model.backends.hf); --one-generator: one generator per process"
+
+
 class SharedBackend:
     """A backend shared by many sessions: closing one session leaves the model (and its KV cache) loaded."""
 
@@ -78,7 +93,7 @@ class ModelSessions:
     ranking: Ranking = Ranking()  # answers drawn per stop and how they are ranked (model.rerank)
 
     def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
-                 constrained: bool, threads: int | None, seed_per_draw: bool = False) -> None:  # fmt: skip
+                 constrained: bool, threads: int | None, sampling: Sampling = Sampling()) -> None:  # fmt: skip
         self.kind = backend
         self.max_state_tokens = max_state_tokens
         self.constrained = constrained
@@ -94,7 +109,7 @@ class ModelSessions:
             if backend == "transformers":
                 from model.backends.hf import HFBackend
 
-                self.backend = HFBackend(folder, threads=threads, seed_per_draw=seed_per_draw)
+                self.backend = HFBackend(folder, threads=threads, seed=sampling.seed, seed_per_draw=sampling.per_draw)
                 self.tokenizer = self.backend.tokenizer
             else:
                 from model.backends.vllm_server import VLLMServerBackend
@@ -103,7 +118,7 @@ class ModelSessions:
                 if not vllm_url:
                     raise _fail("--backend vllm needs --vllm-url (e.g. http://127.0.0.1:8000)")
                 self.tokenizer = _load_tokenizer(folder)
-                self.backend = VLLMServerBackend(vllm_url, seed=0, max_model_len=_context_length(folder))
+                self.backend = VLLMServerBackend(vllm_url, seed=sampling.seed, max_model_len=_context_length(folder))
         except (CheckpointNotFound, BackendError) as exc:
             raise _fail(str(exc)) from None
 
@@ -145,7 +160,8 @@ def cruxeval(
     via: str = typer.Option("step_return", help="output mode: step_return | breakpoint | fine (step_into line by line until f returns)"),
     fine_budget: int = typer.Option(200, min=1, help="--via fine: predicted stops after the calling line before giving up"),
     keep_candidates: bool = typer.Option(False, help="input mode: record every ranked answer of each problem, scored and checked (for ranking studies)"),
-    seed_per_draw: bool = typer.Option(False, help="each sampled answer draws from its own seed (reproducible with any --workers; model.backends.hf)"),
+    sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
+    seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
     model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
     backend: str = typer.Option("transformers", help="transformers | vllm | oracle (tracegen's recorder: checks posing and scoring)"),
     vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
@@ -178,15 +194,16 @@ def cruxeval(
         items = cx.load_problems(problems, limit)
     except cx.ProblemsError as exc:
         raise _fail(str(exc)) from None
+    sampling = Sampling(sample_seed, seed_per_draw)
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
-                             seed_per_draw=seed_per_draw)  # fmt: skip
+                             sampling=sampling)  # fmt: skip
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight)
     sessions.set_ranking(ranking)
     records: list[dict[str, Any]] = []
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=len(items), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
-    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, seed_per_draw)
+    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, sampling)
     with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial, \
             _problem_runner(sessions, settings, CruxTask(mode, via, fine_budget, keep_candidates), workers) as run:  # what an interrupted run leaves
         for record in run(items):
@@ -202,7 +219,7 @@ def cruxeval(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
-        **ranking.summary(), seed_per_draw=seed_per_draw, **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
+        **ranking.summary(), **sampling.summary(), **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
     )  # fmt: skip
     write_results(out, summary, records, "predictions.jsonl")
     (out / "predictions.partial.jsonl").unlink(missing_ok=True)
@@ -229,9 +246,9 @@ class CruxTask:
 
 
 def _init_worker(settings: tuple, task: CruxTask) -> None:
-    model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, seed_per_draw = settings
+    model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, sampling = settings
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
-                             seed_per_draw=seed_per_draw)  # fmt: skip
+                             sampling=sampling)  # fmt: skip
     sessions.set_ranking(ranking)
     _WORKER.update(sessions=sessions, task=task)
 
@@ -272,6 +289,8 @@ def fidelity(
     coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
+    sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
+    seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
     free_running: bool = typer.Option(False, help="the session goes on from its own predictions (as a user sees it), not from the real state"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     progress: bool = typer.Option(True, help="show a progress bar"),
@@ -284,7 +303,9 @@ def fidelity(
         sources = fd.load_programs(programs, limit)
     except fd.ProgramsError as exc:
         raise _fail(str(exc)) from None
-    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
+    sampling = Sampling(sample_seed, seed_per_draw)
+    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
+                             sampling=sampling)  # fmt: skip
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight)
     sessions.set_ranking(ranking)
@@ -293,7 +314,7 @@ def fidelity(
     summary = report.summary(backend=backend, model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT),
                              programs=str(programs), seed=seed, scripts=scripts, max_steps=max_steps,
                              constrained=constrained, flow_constraint=flow_constraint, repr_check=repr_check,
-                             free_running=free_running, **ranking.summary(),
+                             free_running=free_running, **ranking.summary(), **sampling.summary(),
                              seconds=round(time.perf_counter() - start, 1))  # fmt: skip
     sessions.close()
     write_results(out, summary, report.steps, "steps.jsonl")
@@ -331,6 +352,8 @@ def next_state(
     coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
+    sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
+    seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Held-out next-state exact match per action, forward and inverse, on the windows training uses (greedy)."""
@@ -340,7 +363,9 @@ def next_state(
         raise _fail(f"unknown backend {backend!r}: use transformers or vllm")
     if not trajectories.exists():
         raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
-    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads)
+    sampling = Sampling(sample_seed, seed_per_draw)
+    sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
+                             sampling=sampling)  # fmt: skip
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight)
     sessions.set_ranking(ranking)
@@ -359,7 +384,7 @@ def next_state(
     summary = report.summary(selection, backend=backend, model=str(model or DEFAULT_CHECKPOINT), trajectories=str(trajectories),
                              limit=limit, seed=seed, seq_len=window, max_state_tokens=max_state_tokens,
                              constrained=constrained, seconds=elapsed)  # fmt: skip
-    summary.update(flow_constraint=flow_constraint, repr_check=repr_check, **ranking.summary())
+    summary.update(flow_constraint=flow_constraint, repr_check=repr_check, **ranking.summary(), **sampling.summary())
     write_results(out, summary, report.records, "predictions.jsonl")
     overall = summary["overall"]
     _echo_kinds(summary)

@@ -121,12 +121,11 @@ class HFBackend:
     """A transformers causal LM in this process; one instance per session (it owns the KV cache).
 
     folder: a Hugging Face checkpoint folder (config.json, model.safetensors, tokenizer.json...).
-    device: "cpu", "cuda" or "auto". seed: for sampling (one generator, so a sample depends on what
-    the process drew before). seed_per_draw: instead, each sampled answer draws from its own seed,
-    `draw_seed(seed, prompt, n)` for the n-th sample of that prompt since its last greedy answer, so a
-    stop's answers do not depend on what the process decoded before (runs with one worker or several
-    agree, and a stop asked again draws the same answers; off by default until the ranked figures are
-    measured with it, docs/model-notes.md session 13). max_model_len: the context length (default
+    device: "cpu", "cuda" or "auto". seed: for sampling. seed_per_draw (default): each sampled answer
+    draws from its own seed, `draw_seed(seed, prompt, n)` for the n-th sample of that prompt since its
+    last greedy answer, so a stop's answers do not depend on what the process decoded before (runs with
+    one worker or several agree, and a stop asked again draws the same answers); False: one generator,
+    so a sample depends on everything the process drew before. max_model_len: the context length (default
     the model's max_position_embeddings). threads: torch CPU threads while generating (restored
     after; one thread decodes a small model fastest, and is far faster on a busy machine); None
     leaves torch's setting alone. whole_numbers: in greedy constrained decoding, choose each line
@@ -143,7 +142,7 @@ class HFBackend:
         dtype: str | None = None,
         threads: int | None = 1,
         whole_numbers: bool = True,
-        seed_per_draw: bool = False,
+        seed_per_draw: bool = True,
     ) -> None:
         folder = Path(folder)
         if not (folder / "config.json").is_file():
