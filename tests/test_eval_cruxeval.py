@@ -118,6 +118,10 @@ def test_kept_candidates_are_the_sessions_ranked_answers_each_checked(tiny_check
             assert answer["likelihood"] <= 0 and answer["violations"] >= 0
         if record["prediction"] is not None:
             assert record["prediction"] in [c["prediction"] for c in kept]
+        from model.rerank import EVIDENCE_WEIGHT
+        from train.rank_study import rerank
+
+        assert rerank([record], EVIDENCE_WEIGHT).passed == record["passed"]  # ranked again offline: the run's own choice
     plain = cx.evaluate_problem(PROBLEM, "input", "step_return", sessions)  # type: ignore[arg-type]
     assert "candidates" not in plain
     sessions.close()

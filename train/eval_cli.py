@@ -465,9 +465,57 @@ def plots(
 ) -> None:
     """Plots (PNG) and RESULTS.md from the JSON summaries in RESULTS."""
     from train import plots as pl
+    from train.spread import SpreadError
 
-    written = pl.make_all(results, readme)
+    try:
+        written = pl.make_all(results, readme)
+    except SpreadError as exc:
+        raise _fail(f"{exc} (under {results}/seeds)") from None
     for path in written:
         typer.echo(f"wrote {path}")
     if not written:
         raise _fail(f"no summaries found under {results}")
+
+
+@app.command()
+def spread(
+    runs: list[Path] = typer.Argument(..., help="output folders of one figure's runs under different --sample-seed (each with summary.json)"),
+    out: Path | None = typer.Option(None, help="also write the spread as JSON here"),
+) -> None:
+    """Each run's score, their mean, standard deviation and range: how much of a ranked figure is which samples were drawn."""
+    from train import spread as sp
+
+    try:
+        summaries = [json.loads((run / "summary.json").read_text(encoding="utf-8")) for run in runs]
+    except (OSError, ValueError) as exc:
+        raise _fail(f"cannot read a run's summary.json: {exc}") from None
+    try:
+        result = sp.spread_of(", ".join(str(r) for r in runs), summaries)
+    except sp.SpreadError as exc:
+        raise _fail(str(exc)) from None
+    for run in result.runs:
+        typer.echo(f"seed {run.seed if run.seed is not None else '-'}: {run.right}/{run.total} ({run.percent:.2f}%)")
+    lo, hi = min(r.percent for r in result.runs), max(r.percent for r in result.runs)
+    typer.echo(f"mean {result.mean:.2f}% ({result.mean_right:.1f}/{result.runs[0].total}), sd {result.sd:.2f}, range {lo:.2f}-{hi:.2f} over {len(result.runs)} runs")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+@app.command()
+def rerank(
+    predictions: Path = typer.Argument(..., help="predictions.jsonl of `eval cruxeval --mode input --keep-candidates`"),
+    evidence_weight: list[float] = typer.Option([0.0, EVIDENCE_WEIGHT], help="evidence weights to try (repeat the option)"),
+) -> None:
+    """CruxEval-I pass count of the same kept answers under other evidence weights (no model runs)."""
+    from train import rank_study as rs
+
+    try:
+        records = rs.read_kept(predictions)
+    except rs.RankStudyError as exc:
+        raise _fail(str(exc)) from None
+    for weight in evidence_weight:
+        result = rs.rerank(records, weight)
+        typer.echo(f"evidence weight {weight:g}: {result.passed}/{result.problems} ({100 * result.passed / result.problems:.2f}%), "
+                   f"{result.gained} gained and {result.lost} lost vs the run")  # fmt: skip
+    typer.echo(f"a passing answer among the kept ones: {rs.oracle(records)}/{len(records)}")

@@ -1,0 +1,66 @@
+"""train.rank_study: the kept answers of a CruxEval-I run, ranked again under other evidence weights."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from train.eval_cli import app
+from train.rank_study import RankStudyError, chosen, oracle, read_kept, rerank
+
+
+def _answer(likelihood: float, violations: int, passed: bool, greedy: bool = False, prediction: str | None = "'x'") -> dict:
+    return {"prediction": prediction, "likelihood": likelihood, "violations": violations, "greedy": greedy, "passed": passed}
+
+
+# problem a: the likeliest answer contradicts two uses and fails; the next one passes
+# problem b: the likeliest answer passes and contradicts one use; another wrong answer is a little less likely
+# problem c: every answer fails; problem d: no answer at all (the step failed)
+RECORDS = [
+    {"id": "a", "passed": False, "candidates": [_answer(-1.0, 2, False, greedy=True), _answer(-3.0, 0, True), _answer(-30.0, 0, True)]},
+    {"id": "b", "passed": True, "candidates": [_answer(-2.0, 1, True, greedy=True), _answer(-4.0, 0, False)]},
+    {"id": "c", "passed": False, "candidates": [_answer(-2.0, 0, False, greedy=True), _answer(-1.0, 0, False, prediction=None)]},
+    {"id": "d", "passed": False, "note": "SessionError: ..."},
+]
+
+
+def test_weights_trade_likelihood_against_contradicted_uses() -> None:
+    assert chosen(RECORDS[0]["candidates"], 0.0)["likelihood"] == -1.0
+    assert chosen(RECORDS[0]["candidates"], 1.5)["likelihood"] == -3.0
+    none = rerank(RECORDS, 0.0)
+    assert (none.passed, none.problems, none.gained, none.lost) == (1, 4, 0, 0)
+    weighed = rerank(RECORDS, 1.5)  # a: -4 vs -3 -> the passing one; b: -3.5 vs -4 -> still the passing one
+    assert (weighed.passed, weighed.gained, weighed.lost) == (2, 1, 0)
+    heavy = rerank(RECORDS, 8.0)  # b: -10 vs -4 -> the wrong one
+    assert (heavy.passed, heavy.gained, heavy.lost) == (1, 1, 1)
+    assert oracle(RECORDS) == 2
+
+
+def test_ties_keep_the_greedy_answer_and_an_answer_without_arguments_fails() -> None:
+    tie = [_answer(-2.0, 0, False), _answer(-2.0, 0, True, greedy=True)]
+    assert chosen(tie, 8.0)["passed"] is True
+    assert chosen(RECORDS[2]["candidates"], 0.0)["prediction"] is None  # the likeliest state had no arguments
+    assert rerank([RECORDS[2]], 0.0).passed == 0
+
+
+def test_files_without_kept_answers_are_refused(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(json.dumps({"id": "a", "passed": True}) + "\n")
+    with pytest.raises(RankStudyError, match="--keep-candidates"):
+        read_kept(plain)
+    with pytest.raises(RankStudyError, match="cannot read"):
+        read_kept(tmp_path / "missing.jsonl")
+    result = CliRunner().invoke(app, ["rerank", str(plain)])
+    assert result.exit_code == 2 and "--keep-candidates" in result.output
+
+
+def test_cli_reports_each_weight(tmp_path: Path) -> None:
+    kept = tmp_path / "predictions.jsonl"
+    kept.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    result = CliRunner().invoke(app, ["rerank", str(kept), "--evidence-weight", "0", "--evidence-weight", "1.5"])
+    assert result.exit_code == 0, result.output
+    assert "evidence weight 0: 1/4 (25.00%), 0 gained and 0 lost" in result.output
+    assert "evidence weight 1.5: 2/4 (50.00%), 1 gained and 0 lost" in result.output
+    assert "a passing answer among the kept ones: 2/4" in result.output

@@ -1,0 +1,64 @@
+"""Other rankings of the answers a CruxEval-I run kept (`eval cruxeval --mode input --keep-candidates`).
+
+Each record of such a run lists the session's ranked answers (draw order: the greedy one first, then the
+samples) with their likelihood, the argument uses they contradict (`model.arg_evidence`) and whether
+they pass. Ranking the same answers with another evidence weight is then exact and free: no model
+runs. The run's own weight reproduces its pass count (up to likelihoods rounded to 4 decimals).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from model.rerank import Candidate, best_candidate
+
+
+class RankStudyError(ValueError):
+    """A predictions file that cannot be read, or one without kept candidates."""
+
+
+@dataclass(frozen=True)
+class Reranked:
+    """One evidence weight applied to a run's kept answers."""
+
+    evidence_weight: float
+    passed: int  # problems whose chosen answer passes (problems without answers count as failed)
+    problems: int
+    gained: int  # vs the run's own choice
+    lost: int
+
+
+def read_kept(predictions: Path) -> list[dict[str, Any]]:
+    """The records of a predictions.jsonl that kept its candidates; refuses a run without any."""
+    try:
+        records = [json.loads(line) for line in Path(predictions).read_text(encoding="utf-8").splitlines() if line.strip()]
+    except (OSError, ValueError) as exc:
+        raise RankStudyError(f"cannot read {predictions}: {exc}") from None
+    if not any("candidates" in r for r in records):
+        raise RankStudyError(f"{predictions} kept no candidates: run `eval cruxeval --mode input --keep-candidates`")
+    return records
+
+
+def chosen(candidates: list[dict[str, Any]], evidence_weight: float) -> dict[str, Any]:
+    """The answer the session would keep under this evidence weight (`model.rerank.best_candidate`)."""
+    ranked = [Candidate("", float(c["likelihood"]), greedy=bool(c["greedy"]), violations=int(c.get("violations", 0))) for c in candidates]
+    return candidates[best_candidate(ranked, evidence_weight=evidence_weight)]
+
+
+def rerank(records: list[dict[str, Any]], evidence_weight: float) -> Reranked:
+    """Pass count when each problem keeps its most likely answer less `evidence_weight` per contradicted use."""
+    passed = gained = lost = 0
+    for record in records:
+        answers = record.get("candidates") or []  # all of them, as the session ranked them (an answer without arguments fails)
+        now = bool(chosen(answers, evidence_weight)["passed"]) if answers else bool(record["passed"])
+        passed += now
+        gained += now and not record["passed"]
+        lost += bool(record["passed"]) and not now
+    return Reranked(evidence_weight, passed, len(records), gained, lost)
+
+
+def oracle(records: list[dict[str, Any]]) -> int:
+    """Problems with a passing answer among the kept ones: the ceiling of any ranking of these answers."""
+    return sum(1 for r in records if r["passed"] or any(c.get("passed") for c in r.get("candidates") or []))
