@@ -127,6 +127,33 @@ def test_kept_candidates_are_the_sessions_ranked_answers_each_checked(tiny_check
     sessions.close()
 
 
+def test_kept_output_candidates_are_the_return_values_of_the_last_ranked_step() -> None:
+    from model.rerank import Candidate
+    from protocol.debugger import Frame, ReturnValue, State, StopReason
+
+    posed = cx.pose(PROBLEM, "output")
+    right = cx.return_state(posed, "4")
+    wrong = cx.return_state(posed, "'4'")
+    elsewhere = State(reason=StopReason.STEP, frames=[Frame(name="f", line=3, source="        return a + b", locals={"a": "1"})],
+                      return_value=ReturnValue(name="f", value="4"))  # fmt: skip  (not the calling line: no answer)
+    ranking = [(wrong, Candidate("", -1.0, greedy=True)), (right, Candidate("", -2.5)), (elsewhere, Candidate("", -0.5))]
+    kept = cx.ranked_returns(PROBLEM, posed, ranking)
+    assert [c["prediction"] for c in kept] == ["'4'", "4", None]
+    assert [c["passed"] for c in kept] == [False, True, False]
+    assert [c["greedy"] for c in kept] == [True, False, False] and kept[1]["likelihood"] == -2.5
+
+
+def test_kept_output_candidates_in_a_run(tiny_checkpoint: Path) -> None:
+    sessions = ModelSessions(tiny_checkpoint, "transformers", vllm_url=None, max_state_tokens=24, constrained=True, threads=1)
+    sessions.set_ranking(Ranking(coarse_candidates=3))
+    record = cx.evaluate_problem(PROBLEM, "output", "step_return", sessions, keep_candidates=True)  # type: ignore[arg-type]
+    json.dumps(record)
+    assert len(record["candidates"]) <= 3  # a tiny random model may never reach step_return: then none
+    fine = cx.evaluate_problem(PROBLEM, "output", "fine", sessions, keep_candidates=True, fine_budget=2)  # type: ignore[arg-type]
+    assert "candidates" not in fine  # no ranked last step
+    sessions.close()
+
+
 def test_fine_posing_counts_every_line_and_honours_its_budget(real_problems: list[cx.Problem]) -> None:
     sessions = ModelSessions(None, "oracle", vllm_url=None, max_state_tokens=64, constrained=True, threads=1)
     recursive = next(p for p in real_problems if p.id == "sample_531")

@@ -377,8 +377,9 @@ SessionFactory = Callable[[str], Any]  # program text -> a DebugSession (not yet
 
 def evaluate_problem(problem: Problem, mode: Mode, via: Via, make_session: SessionFactory, oracle: bool = False,
                      fine_budget: int = FINE_BUDGET, keep_candidates: bool = False) -> dict[str, Any]:  # fmt: skip
-    """Pose, predict and score one problem; the predictions.jsonl record. `keep_candidates` (input mode): the record
-    also lists every ranked answer of the session (`model.rerank`), each scored (`ranked_answers`)."""
+    """Pose, predict and score one problem; the predictions.jsonl record. `keep_candidates`: the record also lists
+    every ranked answer of the session's last ranked step (`model.rerank`), each scored: the arguments of
+    inv_step_call (`ranked_answers`), or f's return value after the last step_return (`ranked_returns`)."""
     start = time.perf_counter()
     record: dict[str, Any] = {"id": problem.id, "prediction": None, "passed": False}
     try:
@@ -390,6 +391,8 @@ def evaluate_problem(problem: Problem, mode: Mode, via: Via, make_session: Sessi
     try:
         if mode == "output":
             result = predict_output(session, posed, via, fine_budget)
+            if keep_candidates and via != "fine":
+                record["candidates"] = ranked_returns(problem, posed, getattr(session, "ranking", []))
         elif oracle:
             result = predict_input_oracle(session, posed)
         else:
@@ -418,6 +421,17 @@ def ranked_answers(problem: Problem, posed: Posed, ranking: list[tuple[State, An
         arguments = _arguments_of(state, posed, 1).prediction
         answers.append({"prediction": arguments, "likelihood": round(candidate.likelihood, 4), "violations": candidate.violations,
                         "greedy": candidate.greedy, "passed": check_input(problem, arguments).passed})  # fmt: skip
+    return answers
+
+
+def ranked_returns(problem: Problem, posed: Posed, ranking: list[tuple[State, Any]]) -> list[dict[str, Any]]:
+    """Each ranked answer of CruxEval-O's last step (draw order): f's return value on the calling line (None when the
+    answer is not that stop), its scores and whether it passes."""
+    answers = []
+    for state, candidate in ranking:
+        value = state.return_value.value if _at_call(state, posed) and state.return_value is not None else None
+        answers.append({"prediction": value, "likelihood": round(candidate.likelihood, 4), "violations": candidate.violations,
+                        "greedy": candidate.greedy, "passed": value is not None and check_output(problem, value).passed})  # fmt: skip
     return answers
 
 

@@ -159,7 +159,7 @@ def cruxeval(
     mode: str = typer.Option("output", help="output (CruxEval-O) | input (CruxEval-I)"),
     via: str = typer.Option("step_return", help="output mode: step_return | breakpoint | fine (step_into line by line until f returns)"),
     fine_budget: int = typer.Option(200, min=1, help="--via fine: predicted stops after the calling line before giving up"),
-    keep_candidates: bool = typer.Option(False, help="input mode: record every ranked answer of each problem, scored and checked (for ranking studies)"),
+    keep_candidates: bool = typer.Option(False, help="record every ranked answer of each problem's last ranked step (input: the arguments; output: the return value after step_return), scored and checked (for ranking studies: eval rerank)"),
     sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
     seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
     model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
@@ -504,10 +504,10 @@ def spread(
 
 @app.command()
 def rerank(
-    predictions: Path = typer.Argument(..., help="predictions.jsonl of `eval cruxeval --mode input --keep-candidates`"),
+    predictions: Path = typer.Argument(..., help="predictions.jsonl of `eval cruxeval --keep-candidates`"),
     evidence_weight: list[float] = typer.Option([0.0, EVIDENCE_WEIGHT], help="evidence weights to try (repeat the option)"),
 ) -> None:
-    """CruxEval-I pass count of the same kept answers under other evidence weights (no model runs)."""
+    """CruxEval pass count of the same kept answers under other evidence weights (no model runs; output answers contradict no use)."""
     from train import rank_study as rs
 
     try:

@@ -1,8 +1,9 @@
-"""Other rankings of the answers a CruxEval-I run kept (`eval cruxeval --mode input --keep-candidates`).
+"""Other rankings of the answers a CruxEval run kept (`eval cruxeval --keep-candidates`).
 
-Each record of such a run lists the session's ranked answers (draw order: the greedy one first, then the
-samples) with their likelihood, the argument uses they contradict (`model.arg_evidence`) and whether
-they pass. Ranking the same answers with another evidence weight is then exact and free: no model
+Each record of such a run lists the ranked answers of the session's last ranked step (draw order: the
+greedy one first, then the samples; CruxEval-I: the arguments, CruxEval-O: the return value after the
+last step_return) with their likelihood, the argument uses they contradict (`model.arg_evidence`,
+inv_step_call only) and whether they pass. Ranking the same answers with another evidence weight is then exact and free: no model
 runs. The run's own weight reproduces its pass count (up to likelihoods rounded to 4 decimals).
 """
 from __future__ import annotations
@@ -37,7 +38,7 @@ def read_kept(predictions: Path) -> list[dict[str, Any]]:
     except (OSError, ValueError) as exc:
         raise RankStudyError(f"cannot read {predictions}: {exc}") from None
     if not any("candidates" in r for r in records):
-        raise RankStudyError(f"{predictions} kept no candidates: run `eval cruxeval --mode input --keep-candidates`")
+        raise RankStudyError(f"{predictions} kept no candidates: run `eval cruxeval ... --keep-candidates`")
     return records
 
 
