@@ -134,7 +134,10 @@ def _delta_order(keys: frozenset[str], base: "Sequence[str] | None") -> list[str
 
 
 def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None,
-           entry: "Mapping[str, KnownEntry] | None" = None, kept: "Mapping[int, KeptLocals] | None" = None) -> str:  # fmt: skip
+           entry: "Mapping[str, KnownEntry] | None" = None, kept: "Mapping[int, KeptLocals] | None" = None,
+           before_line: bool = True) -> str:  # fmt: skip
+    """The stacks `shape` allows. `before_line`: the stop comes before the top frame's line runs (a step or a
+    breakpoint, not an exception raised in the middle of it), so any top frame's keys are its line's visible names."""
     if isinstance(shape, Continue):
         if shape.depth >= len(old) or not shape.lines:
             return ""
@@ -150,11 +153,15 @@ def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names
             options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines, names, known, base=base))
         body = alt(o for o in options if o)
         return kept_frames(old, shape.depth) + body if body else ""
-    return _any_stack(shape, old, info)
+    return _any_stack(shape, old, info, names if before_line else None)
 
 
-def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo) -> str:
-    """Any stack (the grammar's continuation rule) whose top frame satisfies `shape`."""
+def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None) -> str:
+    """Any stack (the grammar's continuation rule) whose top frame satisfies `shape`; with `names`
+    (`model.frame_names`) the top frame's locals' keys are the names visible on its line when the
+    shape fixes where the top frame is (a breakpoint stop, which comes before its line runs). The
+    frames below the top stopped in the middle of a line (a call), where a name may already be bound
+    by that line (`(y := 1) + g()`), so they stay unconstrained, as the frames an exception stops."""
     by_name = info.lines_by_name or {}
 
     def top_lines(name: str, lines: Iterable[int]) -> set[int]:
@@ -168,8 +175,11 @@ def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo) -> str
     line_sep = re.escape(lang.LINE_SEP)
     new_any = new_frame([f"{re.escape(n)}{line_sep}{_lines(ls)}" for n, ls in sorted(by_name.items()) if ls])
     restricted = shape.top_lines is not None or shape.top_names is not None
-    top = [f"{re.escape(n)}{line_sep}{_lines(top_lines(n, ls))}" for n, ls in sorted(by_name.items()) if top_lines(n, ls)]
-    new_top = new_frame(top)
+    top_names = names if restricted else None  # the top frame's keys, where the top frame is fixed
+    if top_names:
+        new_top = alt(f for f in (_frame(lang.CALL_SEP, n, top_lines(n, ls), top_names) for n, ls in sorted(by_name.items())) if f)
+    else:
+        new_top = new_frame([f"{re.escape(n)}{line_sep}{_lines(top_lines(n, ls))}" for n, ls in sorted(by_name.items()) if top_lines(n, ls)])
     most = shape.max_new
     stars = "*" if most is None else f"{{0,{most - 1}}}"
     pushed = (f"(?:{new_any}){stars}{new_top}" if restricted else f"(?:{new_any}){'+' if most is None else f'{{1,{most}}}'}") if new_top and most != 0 else ""
@@ -182,8 +192,8 @@ def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo) -> str
         if not restricted and here:  # the frame, then any frames
             options.append(kept_frames(old, depth) + here + (f"(?:{new_any}){'*' if most is None else f'{{0,{most}}}'}" if new_any else ""))
             continue
-        if here:
-            options.append(kept_frames(old, depth) + here)
+        if here:  # the frame on top
+            options.append(kept_frames(old, depth) + _frame(lang.FRAME_SEP, frame.name, top_lines(frame.name, own), top_names, base=list(frame.locals)))
         if pushed and own:
             options.append(kept_frames(old, depth) + _frame(lang.FRAME_SEP, frame.name, own) + pushed)
     return alt(options)
@@ -208,7 +218,7 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
         steps_kept = kept if token == lang.REASON_STEP else None  # a breakpoint may stop after more lines of the frame ran
         stacks = []
         for must in (True, False):  # a frame left by a return shows its value (FlowSet.returned); others may
-            body = alt(s for s in (_shape(shape, old, info, names, entry, steps_kept) for shape in shapes
+            body = alt(s for s in (_shape(shape, old, info, names, entry, steps_kept, token != lang.REASON_EXCEPTION) for shape in shapes
                                    if flow.must_return(shape, reason) == must) if s)  # fmt: skip
             if body:
                 stacks.append(f"(?:{body}){value}" if must else f"(?:{body})(?:{value})?")

@@ -69,3 +69,28 @@ def test_every_recorded_frame_shows_only_visible_names(seed: int) -> None:
                 checked += 1
                 assert set(frame.locals) <= visible, (source, frame)
     assert checked > 200
+
+
+def test_a_breakpoint_stop_shows_only_the_names_visible_on_its_line() -> None:
+    """A run to a breakpoint (continue, or the one-off breakpoint action) may push any frames, but the top one
+    stops before its line runs: its keys are that line's visible names (an invented `dct` is refused)."""
+    from model import language as lang
+    from model.constraints import state_constraint
+    from protocol.debugger import Action, ActionKind, Frame, State, StopReason
+
+    entry = State(reason=StopReason.ENTRY, frames=[Frame(name="<module>", line=1, locals={})])
+    table = "{'a': 5}"
+
+    def at_line_3(local_names: dict[str, str]) -> str:
+        stop = State(reason=StopReason.BREAKPOINT, frames=[Frame(name="f", line=3, locals=local_names),
+                                                            Frame(name="<module>", line=12, locals={})])  # fmt: skip
+        return lang.render_state(lang.canonical_state(stop, PROGRAM), entry).removesuffix(lang.STOP_TOKEN)
+
+    right = at_line_3({"out": "[5]", "table": table})
+    invented = at_line_3({"dct": table, "out": "[5]"})
+    too_early = at_line_3({"cnt": "0", "out": "[5]", "table": table})  # cnt is bound by line 3 itself
+    for action, breakpoints in ((Action(kind=ActionKind.CONTINUE), [3]), (Action(kind=ActionKind.BREAKPOINT, line=3), [])):
+        constraint = state_constraint(PROGRAM, entry, action=action, breakpoints=breakpoints)
+        assert constraint.complete(right), action
+        assert not constraint.complete(invented) and not constraint.complete(too_early), action
+        assert state_constraint(PROGRAM, entry).complete(invented)  # only the flow's names refuse it
