@@ -11,7 +11,8 @@ from train.eval_cli import app
 from train.rank_study import RankStudyError, chosen, oracle, read_kept, rerank
 
 
-def _answer(likelihood: float, violations: int, passed: bool, greedy: bool = False, prediction: str | None = "'x'") -> dict:
+def _answer(likelihood: float, violations: int, passed: bool, greedy: bool = False, prediction: str | None = "") -> dict:
+    prediction = repr(str(likelihood)) if prediction == "" else prediction  # distinct answers have distinct arguments
     return {"prediction": prediction, "likelihood": likelihood, "violations": violations, "greedy": greedy, "passed": passed}
 
 
@@ -19,10 +20,10 @@ def _answer(likelihood: float, violations: int, passed: bool, greedy: bool = Fal
 # problem b: the likeliest answer passes and contradicts one use; another wrong answer is a little less likely
 # problem c: every answer fails; problem d: no answer at all (the step failed)
 RECORDS = [
-    {"id": "a", "passed": False, "candidates": [_answer(-1.0, 2, False, greedy=True), _answer(-3.0, 0, True), _answer(-30.0, 0, True)]},
-    {"id": "b", "passed": True, "candidates": [_answer(-2.0, 1, True, greedy=True), _answer(-4.0, 0, False)]},
-    {"id": "c", "passed": False, "candidates": [_answer(-2.0, 0, False, greedy=True), _answer(-1.0, 0, False, prediction=None)]},
-    {"id": "d", "passed": False, "note": "SessionError: ..."},
+    {"id": "a", "prediction": "'-1.0'", "passed": False, "candidates": [_answer(-1.0, 2, False, greedy=True), _answer(-3.0, 0, True), _answer(-30.0, 0, True)]},
+    {"id": "b", "prediction": "'-2.0'", "passed": True, "candidates": [_answer(-2.0, 1, True, greedy=True), _answer(-4.0, 0, False)]},
+    {"id": "c", "prediction": "'-2.0'", "passed": False, "candidates": [_answer(-2.0, 0, False, greedy=True), _answer(-1.0, 0, False, prediction=None)]},
+    {"id": "d", "prediction": None, "passed": False, "note": "SessionError: ..."},
 ]
 
 
@@ -64,3 +65,21 @@ def test_cli_reports_each_weight(tmp_path: Path) -> None:
     assert "evidence weight 0: 1/4 (25.00%), 0 gained and 0 lost" in result.output
     assert "evidence weight 1.5: 2/4 (50.00%), 1 gained and 0 lost" in result.output
     assert "a passing answer among the kept ones: 2/4" in result.output
+
+
+def test_cli_writes_the_run_as_ranked_with_another_weight(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "predictions.jsonl").write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    (run / "summary.json").write_text(json.dumps({"pass@1": 25.0, "n": 4, "passed": 1, "mode": "input", "evidence_weight": 0.0, "sample_seed": 3}))
+    out = tmp_path / "ranked"
+    result = CliRunner().invoke(app, ["rerank", str(run / "predictions.jsonl"), "--evidence-weight", "1.5", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["passed"], summary["n"], summary["evidence_weight"], summary["sample_seed"]) == (2, 4, 1.5, 3)
+    assert summary["ranked_offline"]["from_evidence_weight"] == 0.0
+    records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    assert records[0]["passed"] and records[0]["reranked"] and records[0]["how"] == "passed"
+    assert "reranked" not in records[1] and records[3] == RECORDS[3]
+    two = CliRunner().invoke(app, ["rerank", str(run / "predictions.jsonl"), "--evidence-weight", "1", "--evidence-weight", "2", "--out", str(out)])
+    assert two.exit_code == 2 and "exactly one" in two.output

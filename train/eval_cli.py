@@ -506,14 +506,28 @@ def spread(
 def rerank(
     predictions: Path = typer.Argument(..., help="predictions.jsonl of `eval cruxeval --keep-candidates`"),
     evidence_weight: list[float] = typer.Option([0.0, EVIDENCE_WEIGHT], help="evidence weights to try (repeat the option)"),
+    out: Path | None = typer.Option(None, help="write the run as ranked with the (one) --evidence-weight here: predictions.jsonl and summary.json"),
 ) -> None:
     """CruxEval pass count of the same kept answers under other evidence weights (no model runs; output answers contradict no use)."""
+    from train import cruxeval as cx
     from train import rank_study as rs
 
     try:
         records = rs.read_kept(predictions)
     except rs.RankStudyError as exc:
         raise _fail(str(exc)) from None
+    if out is not None:
+        if len(evidence_weight) != 1:
+            raise _fail("--out writes one ranking: give exactly one --evidence-weight")
+        try:
+            settings = json.loads((predictions.parent / "summary.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise _fail(f"--out needs the run's summary.json beside {predictions}: {exc}") from None
+        ranked = rs.reranked_records(records, evidence_weight[0])
+        kept = {k: v for k, v in settings.items() if k not in ("pass@1", "n", "passed", "no_prediction", "outcomes", "seconds_per_problem", "steps_per_problem")}
+        summary = cx.summarize(ranked, **{**kept, "evidence_weight": evidence_weight[0], "ranked_offline": {
+            "from_evidence_weight": settings.get("evidence_weight"), "how": "the run's kept answers ranked again (train/rank_study.py)"}})  # fmt: skip
+        write_results(out, summary, ranked, "predictions.jsonl")
     for weight in evidence_weight:
         result = rs.rerank(records, weight)
         typer.echo(f"evidence weight {weight:g}: {result.passed}/{result.problems} ({100 * result.passed / result.problems:.2f}%), "

@@ -63,3 +63,20 @@ def rerank(records: list[dict[str, Any]], evidence_weight: float) -> Reranked:
 def oracle(records: list[dict[str, Any]]) -> int:
     """Problems with a passing answer among the kept ones: the ceiling of any ranking of these answers."""
     return sum(1 for r in records if r["passed"] or any(c.get("passed") for c in r.get("candidates") or []))
+
+
+def reranked_records(records: list[dict[str, Any]], evidence_weight: float) -> list[dict[str, Any]]:
+    """The records as a run with this evidence weight would have written them: each problem's prediction and
+    outcome from the answer the session would keep (marked `reranked`; a changed failing answer has no note)."""
+    out = []
+    for record in records:
+        answers = record.get("candidates") or []
+        new = dict(record)
+        if answers:
+            pick = chosen(answers, evidence_weight)
+            if pick["prediction"] != record["prediction"]:
+                new.update(prediction=pick["prediction"], passed=bool(pick["passed"]), reranked=True)
+                new["how"] = "passed" if pick["passed"] else ("failed" if pick["prediction"] is not None else "invalid")
+                new.pop("note", None)
+        out.append(new)
+    return out
