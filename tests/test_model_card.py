@@ -30,6 +30,12 @@ def test_card_reports_the_measured_numbers(tmp_path: Path) -> None:
     assert "| step_into | 20 | 50.0% | 25.0% | 20.0% |" in card
     assert "- initialized from `runs/a`: 809 steps, 6,627,328 tokens before this run" in card
     assert "18.8%" in card and card.rstrip().endswith("tried things")
+    assert "Spread over sampling seeds" not in card  # no runs under other seeds
+    (results / "seeds" / "cruxeval-output-s1").mkdir(parents=True)
+    (results / "seeds" / "cruxeval-output-s1" / "summary.json").write_text(json.dumps({"pass@1": 11.5, "n": 800, "passed": 92, "sample_seed": 1}))
+    card = render_card(ckpt, results, "")
+    assert "## Spread over sampling seeds" in card
+    assert "| CruxEval-O (step_return) | 1: 92/800, -: 100/800 | **12.00** (96.0/800) |" in card
 
 
 def test_card_shows_next_state_per_action_from_the_command_summary(tmp_path: Path) -> None:
