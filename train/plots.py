@@ -138,7 +138,7 @@ def results_markdown(summaries: dict[str, dict[str, Any]], images: tuple[str, ..
         lines += ["## Spread over sampling seeds", "",
                   "A ranked answer is one draw: the same decoding with other samples (`--sample-seed`, a seed per sampled answer) scores "
                   "a few questions more or less. Each row holds the headline run above and the same figure under other seeds "
-                  "(`train/spread.py`; their summaries are in `seeds/`).", "", *spread_lines(spreads), ""]  # fmt: skip
+                  "(`train/spread.py`; their summaries are in `seeds/` of the results folder).", "", *spread_lines(spreads), ""]  # fmt: skip
     fidelity = summaries.get("fidelity")
     if fidelity:
         lines += [f"## Next-state fidelity ({_model_label(fidelity)}, teacher-forced, vs tracegen's fast recorder)", "",
