@@ -176,10 +176,7 @@ def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo, names:
     new_any = new_frame([f"{re.escape(n)}{line_sep}{_lines(ls)}" for n, ls in sorted(by_name.items()) if ls])
     restricted = shape.top_lines is not None or shape.top_names is not None
     top_names = names if restricted else None  # the top frame's keys, where the top frame is fixed
-    if top_names:
-        new_top = alt(f for f in (_frame(lang.CALL_SEP, n, top_lines(n, ls), top_names) for n, ls in sorted(by_name.items())) if f)
-    else:
-        new_top = new_frame([f"{re.escape(n)}{line_sep}{_lines(top_lines(n, ls))}" for n, ls in sorted(by_name.items()) if top_lines(n, ls)])
+    new_top = alt(f for f in (_frame(lang.CALL_SEP, n, top_lines(n, ls), top_names) for n, ls in sorted(by_name.items())) if f)
     most = shape.max_new
     stars = "*" if most is None else f"{{0,{most - 1}}}"
     pushed = (f"(?:{new_any}){stars}{new_top}" if restricted else f"(?:{new_any}){'+' if most is None else f'{{1,{most}}}'}") if new_top and most != 0 else ""
@@ -188,12 +185,12 @@ def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo, names:
         if frame.file is not None:
             break
         own = info.lines_of(frame.name) or frozenset()
-        here = _frame(lang.FRAME_SEP, frame.name, top_lines(frame.name, own))
+        here = _frame(lang.FRAME_SEP, frame.name, top_lines(frame.name, own), top_names, base=list(frame.locals))
         if not restricted and here:  # the frame, then any frames
             options.append(kept_frames(old, depth) + here + (f"(?:{new_any}){'*' if most is None else f'{{0,{most}}}'}" if new_any else ""))
             continue
         if here:  # the frame on top
-            options.append(kept_frames(old, depth) + _frame(lang.FRAME_SEP, frame.name, top_lines(frame.name, own), top_names, base=list(frame.locals)))
+            options.append(kept_frames(old, depth) + here)
         if pushed and own:
             options.append(kept_frames(old, depth) + _frame(lang.FRAME_SEP, frame.name, own) + pushed)
     return alt(options)

@@ -495,8 +495,8 @@ def spread(
         raise _fail(str(exc)) from None
     for run in result.runs:
         typer.echo(f"seed {run.seed if run.seed is not None else '-'}: {run.right}/{run.total} ({run.percent:.2f}%)")
-    lo, hi = min(r.percent for r in result.runs), max(r.percent for r in result.runs)
-    typer.echo(f"mean {result.mean:.2f}% ({result.mean_right:.1f}/{result.runs[0].total}), sd {result.sd:.2f}, range {lo:.2f}-{hi:.2f} over {len(result.runs)} runs")
+    typer.echo(f"mean {result.mean:.2f}% ({result.mean_right:.1f}/{result.runs[0].total}), sd {result.sd:.2f}, "
+               f"range {result.low:.2f}-{result.high:.2f} over {len(result.runs)} runs")  # fmt: skip
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
@@ -509,7 +509,6 @@ def rerank(
     out: Path | None = typer.Option(None, help="write the run as ranked with the (one) --evidence-weight here: predictions.jsonl and summary.json"),
 ) -> None:
     """CruxEval pass count of the same kept answers under other evidence weights (no model runs; output answers contradict no use)."""
-    from train import cruxeval as cx
     from train import rank_study as rs
 
     try:
@@ -524,10 +523,7 @@ def rerank(
         except (OSError, ValueError) as exc:
             raise _fail(f"--out needs the run's summary.json beside {predictions}: {exc}") from None
         ranked = rs.reranked_records(records, evidence_weight[0])
-        kept = {k: v for k, v in settings.items() if k not in ("pass@1", "n", "passed", "no_prediction", "outcomes", "seconds_per_problem", "steps_per_problem")}
-        summary = cx.summarize(ranked, **{**kept, "evidence_weight": evidence_weight[0], "ranked_offline": {
-            "from_evidence_weight": settings.get("evidence_weight"), "how": "the run's kept answers ranked again (train/rank_study.py)"}})  # fmt: skip
-        write_results(out, summary, ranked, "predictions.jsonl")
+        write_results(out, rs.reranked_summary(ranked, settings, evidence_weight[0]), ranked, "predictions.jsonl")
     for weight in evidence_weight:
         result = rs.rerank(records, weight)
         typer.echo(f"evidence weight {weight:g}: {result.passed}/{result.problems} ({100 * result.passed / result.problems:.2f}%), "

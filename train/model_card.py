@@ -16,7 +16,7 @@ from typing import Any
 import typer
 
 from train.plots import _decoding_note
-from train.spread import collect, spread_lines
+from train.spread import collect, spread_section
 
 app = typer.Typer(add_completion=False, help="Write a checkpoint's model card from its measured numbers.")
 
@@ -173,11 +173,7 @@ def render_card(ckpt: Path, results: Path, notes: str) -> str:
     parts += ["## CruxEval (`neural-debugger eval cruxeval`, one answer per problem)", "", *cruxeval_lines(results), "",
               "Paper (Beck et al., 2026), for scale: a 1.8B model trained from scratch on 150B tokens reaches 53.6 (input), "
               "48.0 (output, step_return), 57.7 (output, breakpoint).", ""]  # fmt: skip
-    spreads = collect(results)
-    if spreads:
-        parts += ["## Spread over sampling seeds", "", "The ranked answers are samples: the same decoding with other draws "
-                  "(`--sample-seed`) scores a few questions more or less. Each row: the run above and the same figure under "
-                  "other seeds (`results/seeds/`, `train/spread.py`).", "", *spread_lines(spreads), ""]  # fmt: skip
+    parts += spread_section(collect(results))
     if notes.strip():
         parts += [notes.strip(), ""]
     return "\n".join(parts)

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from train.spread import Spread, collect, spread_lines
+from train.spread import Spread, collect, spread_section
 
 # CruxEval pass@1 (greedy), Beck, Gehring, Kossen, Synnaeve, "Towards a Neural Debugger for Python" (arXiv 2603.09951).
 PAPER_CRUXEVAL: dict[str, dict[str, float]] = {
@@ -134,11 +134,7 @@ def results_markdown(summaries: dict[str, dict[str, Any]], images: tuple[str, ..
               "(`result = f(...)`). " + _decoding_note(ours) + "The oracle's input column reads the arguments from a recording of the real call: it checks "
               "argument joining and scoring, not prediction; its misses are arguments that locals never show (functions) and "
               "return values whose repr is not valid Python (recursive containers).", ""]  # fmt: skip
-    if spreads:
-        lines += ["## Spread over sampling seeds", "",
-                  "A ranked answer is one draw: the same decoding with other samples (`--sample-seed`, a seed per sampled answer) scores "
-                  "a few questions more or less. Each row holds the headline run above and the same figure under other seeds "
-                  "(`train/spread.py`; their summaries are in `seeds/` of the results folder).", "", *spread_lines(spreads), ""]  # fmt: skip
+    lines += spread_section(spreads or [])
     fidelity = summaries.get("fidelity")
     if fidelity:
         lines += [f"## Next-state fidelity ({_model_label(fidelity)}, teacher-forced, vs tracegen's fast recorder)", "",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from model.rerank import Candidate, best_candidate
+from train.cruxeval import summarize
 
 
 class RankStudyError(ValueError):
@@ -80,3 +81,12 @@ def reranked_records(records: list[dict[str, Any]], evidence_weight: float) -> l
                 new.pop("note", None)
         out.append(new)
     return out
+
+
+def reranked_summary(ranked: list[dict[str, Any]], settings: dict[str, Any], evidence_weight: float) -> dict[str, Any]:
+    """The summary.json of `reranked_records`: the run's settings (`settings`, its summary) with the counts
+    computed again, the new weight, and where the ranking came from."""
+    computed = summarize([])  # the keys a summary computes from its records
+    kept = {k: v for k, v in settings.items() if k not in computed}
+    origin = {"from_evidence_weight": settings.get("evidence_weight"), "how": "the run's kept answers ranked again (train/rank_study.py)"}
+    return summarize(ranked, **{**kept, "evidence_weight": evidence_weight, "ranked_offline": origin})

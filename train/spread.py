@@ -68,9 +68,17 @@ class Spread:
     def mean_right(self) -> float:
         return sum(r.right for r in self.runs) / len(self.runs)
 
+    @property
+    def low(self) -> float:
+        return min(r.percent for r in self.runs)
+
+    @property
+    def high(self) -> float:
+        return max(r.percent for r in self.runs)
+
     def as_dict(self) -> dict[str, Any]:
         return {"figure": self.figure, "mean": round(self.mean, 2), "sd": round(self.sd, 2), "mean_right": round(self.mean_right, 2),
-                "min": round(min(r.percent for r in self.runs), 2), "max": round(max(r.percent for r in self.runs), 2),
+                "min": round(self.low, 2), "max": round(self.high, 2),
                 "runs": [{"seed": r.seed, "right": r.right, "total": r.total, "percent": round(r.percent, 2), "seed_per_draw": r.per_draw}
                          for r in self.runs]}  # fmt: skip
 
@@ -136,6 +144,15 @@ def spread_lines(spreads: list[Spread]) -> list[str]:
     lines = ["| figure | runs (seed: right/total) | mean | sd | range |", "|---|---|---|---|---|"]
     for s in spreads:
         runs = ", ".join(f"{'-' if r.seed is None else r.seed}: {r.right}/{r.total}" for r in s.runs)
-        lo, hi = min(r.percent for r in s.runs), max(r.percent for r in s.runs)
-        lines.append(f"| {FIGURES.get(s.figure, s.figure)} | {runs} | **{s.mean:.2f}** ({s.mean_right:.1f}/{s.runs[0].total}) | {s.sd:.2f} | {lo:.2f}-{hi:.2f} |")
+        lines.append(f"| {FIGURES.get(s.figure, s.figure)} | {runs} | **{s.mean:.2f}** ({s.mean_right:.1f}/{s.runs[0].total}) | {s.sd:.2f} | {s.low:.2f}-{s.high:.2f} |")
     return lines
+
+
+def spread_section(spreads: list[Spread], heading: str = "##") -> list[str]:
+    """The markdown section of RESULTS.md and the model card: what the spread is, then the table (nothing without spreads)."""
+    if not spreads:
+        return []
+    return [f"{heading} Spread over sampling seeds", "",
+            "A ranked answer is one draw: the same decoding with other samples (`--sample-seed`, a seed per sampled answer) scores "
+            "a few questions more or less. Each row holds the headline run and the same figure under other seeds "
+            "(`train/spread.py`; their summaries are in `seeds/` of the results folder).", "", *spread_lines(spreads), ""]  # fmt: skip
