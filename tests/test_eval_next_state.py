@@ -151,3 +151,25 @@ def test_clear_errors(tmp_path: Path, tiny_checkpoint: Path) -> None:
     no_model = runner.invoke(app, ["next-state", "--trajectories", str(tmp_path / "bad.jsonl"), "--model", str(tmp_path / "nope"), "--out", str(tmp_path / "o")])
     assert no_model.exit_code == 2 and "error:" in no_model.output and "Traceback" not in no_model.output
     assert not (tmp_path / "o").exists()
+
+
+def test_kept_candidates_are_the_ranked_answers_scored(shard: Path, tiny_checkpoint: Path, tmp_path: Path) -> None:
+    out = tmp_path / "ns"
+    result = CliRunner().invoke(app, ["next-state", "--trajectories", str(shard.parent), "--model", str(tiny_checkpoint), "--out", str(out),
+                                      "--limit", "4", "--max-state-tokens", "8", "--no-progress", "--candidates", "3",
+                                      "--coarse-candidates", "3", "--call-candidates", "3", "--keep-candidates"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    kept = [r for r in records if "candidates" in r]
+    assert kept, "every action drew three answers: some stop must have kept them"
+    for record in kept:
+        answers = record["candidates"]
+        assert 1 <= len(answers) <= 3 and sum(a["greedy"] for a in answers) <= 1
+        assert all(set(a) == {"text", "likelihood", "greedy", "chosen", "matched", "fields"} for a in answers)
+        assert all(a["matched"] == (not a["fields"]) for a in answers)
+        chosen = [a for a in answers if a["chosen"]]
+        assert chosen and all(a["matched"] == record["matched"] for a in chosen)  # the kept answer is the one scored
+    plain = tmp_path / "plain"
+    CliRunner().invoke(app, ["next-state", "--trajectories", str(shard.parent), "--model", str(tiny_checkpoint), "--out", str(plain),
+                             "--limit", "4", "--max-state-tokens", "8", "--no-progress", "--candidates", "3"])  # fmt: skip
+    assert not any("candidates" in json.loads(line) for line in (plain / "predictions.jsonl").read_text().splitlines())

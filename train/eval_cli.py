@@ -354,6 +354,7 @@ def next_state(
     evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
     sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
     seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
+    keep_candidates: bool = typer.Option(False, help="record every ranked answer of a stop that drew several, scored against the real stop (ranking studies)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Held-out next-state exact match per action, forward and inverse, on the windows training uses (greedy)."""
@@ -375,7 +376,7 @@ def next_state(
         selection = ns.select_questions(trajectories, sessions.tokenizer, window, limit=limit, seed=seed)
         if not selection.questions:
             raise ns.TrajectoriesError(f"the {selection.trajectories} trajectories at {trajectories} have no step whose state fits a window of {window} tokens")
-        report = ns.evaluate(selection.questions, sessions, progress=progress)
+        report = ns.evaluate(selection.questions, sessions, progress=progress, keep_candidates=keep_candidates)
     except ns.TrajectoriesError as exc:
         raise _fail(str(exc)) from None
     finally:

@@ -217,8 +217,17 @@ class NextStateReport:
 # ----------------------------------------------------------------------------- predicting
 
 
-def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True) -> NextStateReport:
-    """Answer each question with a model session (`train.eval_cli.ModelSessions`) and count it."""
+def kept_candidates(example: NextStateExample, ranking: list[tuple[State, Any]], chosen: State | None) -> list[dict[str, Any]]:
+    """The ranked answers of one question (`ModelSession.ranking`, draw order), each scored against the real
+    stop: for ranking studies of next-state (which answer another rule would keep, and whether it matched)."""
+    return [{"text": candidate.text, "likelihood": round(candidate.likelihood, 4), "greedy": candidate.greedy,
+             "chosen": state == chosen, "matched": score(example, state).matched, "fields": score(example, state).mismatched_fields()}
+            for state, candidate in ranking]  # fmt: skip
+
+
+def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True, keep_candidates: bool = False) -> NextStateReport:
+    """Answer each question with a model session (`train.eval_cli.ModelSessions`) and count it. `keep_candidates`:
+    each record also lists the ranked answers of a stop that drew several (`kept_candidates`)."""
     from tqdm import tqdm
 
     from model.session import SessionError
@@ -237,6 +246,7 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True)
             session = sessions(ex.program)
         previous = State.model_validate_json(ex.previous) if ex.previous else None
         action, breakpoints = prompt_action(ex.prompt)
+        session.ranking = []
         started = time.perf_counter()
         try:  # the session's own step: generate (narrowed by static flow after a forward action), retry, close, parse
             outcome = session._generate_or_rank(ids, previous, action if ex.direction == "forward" else None, breakpoints,
@@ -251,8 +261,9 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True)
         elif note:
             report.closed += 1
         kind = line_kind(ex.program, previous, State.model_validate_json(ex.target)) if ex.direction == "forward" else None
+        extra = {"candidates": kept_candidates(ex, session.ranking, predicted)} if keep_candidates and session.ranking else {}
         report.add(question, score(ex, predicted), prompt_tokens=len(ids), seconds=round(seconds, 3), line_kind=kind,
-                   predicted=getattr(outcome, "text", None), expected=target_text(ex), note=note)  # fmt: skip
+                   predicted=getattr(outcome, "text", None), expected=target_text(ex), note=note, **extra)  # fmt: skip
         bar.set_postfix(exact=f"{100 * report.overall.match_rate:.1f}%")
     bar.close()
     return report
