@@ -248,9 +248,9 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True,
         action, breakpoints = prompt_action(ex.prompt)
         session.ranking = []
         started = time.perf_counter()
-        try:  # the session's own step: generate (narrowed by static flow after a forward action), retry, close, parse
-            outcome = session._generate_or_rank(ids, previous, action if ex.direction == "forward" else None, breakpoints,
-                                                kind=action.kind)  # fmt: skip
+        try:  # the session's own step, as `step` and `step_back_with` ask it: generate (a forward stop narrowed by static
+            # flow, inv_step_call's by the call's entry locals; an earlier stop's runaway trimmed), retry, close, parse
+            outcome = session._generate_or_rank(ids, previous, action, breakpoints, kind=action.kind)
         except SessionError as exc:  # the backend failed on this prompt: no prediction
             outcome = f"error: {exc}"
         seconds = time.perf_counter() - started
