@@ -179,7 +179,8 @@ def inverse_call_regex(program: str, later: "State", *, include_end: bool = True
     Just after a call returned (`later` has a return value ``f`` or ``Class.f``): the stack below
     the caller unchanged, the caller on one of its lines, then a new frame of ``f`` on its first
     line with its entry locals. Inside a function: its frame continued on its first line, with
-    those locals in full (or as a delta when no local was added since). A step stop, no return
+    those locals in full (or as a delta when no local was added since: when `later` shows a name the
+    entry cannot have, that name disappeared, and the language writes the locals in full). A step stop, no return
     value or exception; printed text may follow. Frames of other files: None. After a return, with
     `typed`, each argument begins as `model.param_kinds` says (the call returned normally, so what
     it certainly evaluated did not fail).
@@ -206,7 +207,7 @@ def inverse_call_regex(program: str, later: "State", *, include_end: bool = True
     else:
         if top.name == "<module>":
             return None
-        firsts = _firsts(specs, top.name, delta=True)
+        firsts = _firsts(specs, top.name, delta=True, later_names=frozenset(top.locals))
         if not firsts or top.name in unknown:
             return None
         stack = kept + re.escape(lang.FRAME_SEP) + re.escape(top.name) + line_sep + alt(firsts)
@@ -215,11 +216,14 @@ def inverse_call_regex(program: str, later: "State", *, include_end: bool = True
     return re.escape(lang.REASON_TOKENS[StopReason.STEP]) + stack + tail + end
 
 
-def _firsts(specs: dict[tuple[str, int], EntryLocals], name: str, delta: bool = False, typed: bool = False) -> list[str]:
-    """`line` + locals for each first line of the functions called `name` (`typed`: values narrowed by `EntryLocals.starts`)."""
+def _firsts(specs: dict[tuple[str, int], EntryLocals], name: str, delta: bool = False, typed: bool = False,
+            later_names: frozenset[str] = frozenset()) -> list[str]:  # fmt: skip
+    """`line` + locals for each first line of the functions called `name` (`typed`: values narrowed by `EntryLocals.starts`;
+    `delta`: a delta against a frame showing `later_names` is allowed too, when none of them disappears at the entry)."""
     out = []
     for (spec_name, line), spec in sorted(specs.items()):
         if spec_name == name:
             body = entry_locals_regex(spec, typed=typed)
-            out.append(f"{line}(?:{body}|{lang.DELTA_LOCALS_RE})" if delta else f"{line}{body}")
+            deltas = delta and later_names <= set(spec.names)
+            out.append(f"{line}(?:{body}|{lang.DELTA_LOCALS_RE})" if deltas else f"{line}{body}")
     return out

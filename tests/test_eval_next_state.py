@@ -173,3 +173,26 @@ def test_kept_candidates_are_the_ranked_answers_scored(shard: Path, tiny_checkpo
     CliRunner().invoke(app, ["next-state", "--trajectories", str(shard.parent), "--model", str(tiny_checkpoint), "--out", str(plain),
                              "--limit", "4", "--max-state-tokens", "8", "--no-progress", "--candidates", "3"])  # fmt: skip
     assert not any("candidates" in json.loads(line) for line in (plain / "predictions.jsonl").read_text().splitlines())
+
+
+def test_inverse_call_questions_are_narrowed_like_the_session(shard: Path, tokenizer, tiny_checkpoint: Path) -> None:  # noqa: ANN001
+    """inv_step_call is asked as `step_back_with` asks it: the answer is a call's first stop, its locals the parameters."""
+    from model.constraints import InverseCallConstraint
+    from model.entry_locals import entry_locals
+
+    every = ns.select_questions(shard, tokenizer, 1024, limit=None, seed=0)
+    calls = [q for q in every.questions if q.example.action == "inv_step_call"]
+    narrowed = [q for q in calls if isinstance(InverseCallConstraint.or_state(q.example.program, State.model_validate_json(q.example.previous)),
+                                               InverseCallConstraint)]  # fmt: skip
+    assert narrowed, "the fixture's inverse trajectories must hold inv_step_call questions the entry analysis places"
+    sessions = ModelSessions(tiny_checkpoint, "transformers", vllm_url=None, max_state_tokens=48, constrained=True, threads=1)
+    report = ns.evaluate(narrowed[:4], sessions, progress=False)
+    checked = 0
+    for question, record in zip(narrowed[:4], report.records):
+        predicted = ns.parse_prediction(question.example, record["predicted"] or "")
+        if predicted is None or predicted.top is None:
+            continue
+        spec = entry_locals(question.example.program)[(predicted.top.name, predicted.top.line)]  # a call's first stop
+        assert spec.required <= set(predicted.top.locals) <= set(spec.names), (predicted.top, spec)
+        checked += 1
+    assert checked, "no answer to check"
