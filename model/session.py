@@ -28,7 +28,8 @@ from model.constraints import close_text, state_constraint
 from model.cut_values import runaway
 from model.listing import STATE_RESERVE, Listing, window_listing
 from model.arg_evidence import uses_at, violations
-from model.rerank import CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, SAMPLE_TEMPERATURE, Candidate, best_candidate
+from model.rerank import (CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, SAMPLE_TEMPERATURE, STALE_PENALTY, Candidate,
+                          best_candidate, is_stale)  # fmt: skip
 from model.session_api import SessionError
 from model.user_modules import collect_user_modules
 from model.value_chars import encode_text, value_chars_enabled
@@ -122,6 +123,7 @@ class NeuralDebugger:
         coarse_candidates: int = COARSE_CANDIDATES,
         check_weight: float = CHECK_WEIGHT,
         evidence_weight: float = EVIDENCE_WEIGHT,
+        stale_penalty: float = STALE_PENALTY,
     ) -> None:
         self.flow_constraint = flow_constraint  # narrow each stop to static control flow (model.flow)
         self.repr_check = repr_check  # never write an impossible repr (model.repr_check; transformers backend)
@@ -132,6 +134,7 @@ class NeuralDebugger:
         self.coarse_candidates = max(1, int(coarse_candidates))  # after step_return, continue, a run to a breakpoint
         self.check_weight = float(check_weight)  # weight of a backward check where one exists (model.rerank)
         self.evidence_weight = float(evidence_weight)  # taken off per argument use an answer contradicts (model.arg_evidence)
+        self.stale_penalty = float(stale_penalty)  # taken off a coarse action's answer that loops back changing nothing (model.rerank)
         self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
         self.program = program
@@ -607,7 +610,7 @@ class NeuralDebugger:
         self.ranking = [(record.state, candidate) for record, candidate in ranked]
         if not ranked:
             return self._generate_state(prompt, previous, action, breakpoints)  # none parsed: the greedy answer's own failure message
-        return ranked[best_candidate([c for _, c in ranked], self.check_weight, self.evidence_weight)][0]
+        return ranked[best_candidate([c for _, c in ranked], self.check_weight, self.evidence_weight, self.stale_penalty)][0]
 
     def _candidate_count(self, kind: ActionKind | None) -> int:
         """How many answers to draw after an action of `kind` (see `_generate_or_rank`)."""
@@ -629,6 +632,7 @@ class NeuralDebugger:
         scorer = self.backend if isinstance(self.backend, Scorer) else None
         returned = action is not None and action.kind is ActionKind.INV_STEP_CALL and previous.return_value is not None
         checks = self.check_weight != 0 and returned
+        coarse = action is not None and action.kind in COARSE_ACTIONS
         out = []
         for text, (record, greedy) in records.items():
             likelihood, check = -math.inf, (-math.inf if checks else None)
@@ -637,7 +641,8 @@ class NeuralDebugger:
                 if checks:
                     check = self._forward_to(scorer, record.state, previous)
             contradicted = self._contradicted_uses(record.state) if returned and self.evidence_weight != 0 else 0
-            out.append((record, Candidate(text=text, likelihood=likelihood, check=check, greedy=greedy, violations=contradicted)))
+            stale = coarse and is_stale(record.state, previous)
+            out.append((record, Candidate(text=text, likelihood=likelihood, check=check, greedy=greedy, violations=contradicted, stale=stale)))
         return out
 
     def _contradicted_uses(self, entry: State) -> int:

@@ -165,7 +165,7 @@ def test_kept_candidates_are_the_ranked_answers_scored(shard: Path, tiny_checkpo
     for record in kept:
         answers = record["candidates"]
         assert 1 <= len(answers) <= 3 and sum(a["greedy"] for a in answers) <= 1
-        assert all(set(a) == {"text", "likelihood", "greedy", "chosen", "matched", "fields"} for a in answers)
+        assert all(set(a) == {"text", "likelihood", "greedy", "stale", "chosen", "matched", "fields"} for a in answers)
         assert all(a["matched"] == (not a["fields"]) for a in answers)
         chosen = [a for a in answers if a["chosen"]]
         assert chosen and all(a["matched"] == record["matched"] for a in chosen)  # the kept answer is the one scored

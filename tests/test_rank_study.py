@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from train.eval_cli import app
-from train.rank_study import RankStudyError, chosen, oracle, read_kept, rerank
+from train.rank_study import RankStudyError, chosen, chosen_state, oracle, read_kept, rerank, rerank_states, states_oracle
 
 
 def _answer(likelihood: float, violations: int, passed: bool, greedy: bool = False, prediction: str | None = "") -> dict:
@@ -83,3 +83,33 @@ def test_cli_writes_the_run_as_ranked_with_another_weight(tmp_path: Path) -> Non
     assert "reranked" not in records[1] and records[3] == RECORDS[3]
     two = CliRunner().invoke(app, ["rerank", str(run / "predictions.jsonl"), "--evidence-weight", "1", "--evidence-weight", "2", "--out", str(out)])
     assert two.exit_code == 2 and "exactly one" in two.output
+
+
+def _state(likelihood: float, stale: bool, matched: bool, greedy: bool = False) -> dict:
+    return {"text": str(likelihood), "likelihood": likelihood, "greedy": greedy, "stale": stale, "chosen": greedy, "matched": matched, "fields": []}
+
+
+# a: the likeliest answer loops back changing nothing and is wrong; b: the same, but it is right; c: one answer, no candidates
+STATES = [
+    {"action": "breakpoint", "matched": False, "candidates": [_state(-1.0, True, False, greedy=True), _state(-2.0, False, True)]},
+    {"action": "continue", "matched": True, "candidates": [_state(-1.0, True, True, greedy=True), _state(-5.0, False, False)]},
+    {"action": "step_into", "matched": True},
+]
+
+
+def test_stale_penalties_trade_likelihood_against_a_loop_back_that_changed_nothing(tmp_path: Path) -> None:
+    assert chosen_state(STATES[0]["candidates"], 0.0)["likelihood"] == -1.0
+    assert chosen_state(STATES[0]["candidates"], 3.0)["likelihood"] == -2.0
+    none, some, heavy = rerank_states(STATES, 0.0), rerank_states(STATES, 3.0), rerank_states(STATES, 10.0)
+    assert (none.matched, none.questions, none.gained, none.lost) == (2, 3, 0, 0)
+    assert (some.matched, some.gained, some.lost) == (3, 1, 0) and some.by_action == {"breakpoint": 1, "continue": 1, "step_into": 1}
+    assert (heavy.matched, heavy.gained, heavy.lost) == (2, 1, 1)
+    assert states_oracle(STATES) == 3
+    run = tmp_path / "predictions.jsonl"
+    run.write_text("".join(json.dumps(r) + "\n" for r in STATES))
+    result = CliRunner().invoke(app, ["rerank-states", str(run), "--stale-penalty", "0", "--stale-penalty", "3"])
+    assert result.exit_code == 0, result.output
+    assert "stale penalty 0: 2/3" in result.output and "stale penalty 3: 3/3" in result.output and "among the kept ones: 3/3" in result.output
+    cruxeval = tmp_path / "crux.jsonl"
+    cruxeval.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    assert CliRunner().invoke(app, ["rerank-states", str(cruxeval)]).exit_code == 2

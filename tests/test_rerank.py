@@ -8,7 +8,7 @@ import pytest
 
 from model import language as lang
 from model.arg_evidence import uses_at, violations
-from model.rerank import Candidate, best_candidate
+from model.rerank import Candidate, best_candidate, is_stale
 from model.session import NeuralDebugger
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 
@@ -135,3 +135,41 @@ def test_coarse_actions_have_their_own_count(tiny_checkpoint: Path) -> None:
     plain.start()
     plain.step(Action(kind=ActionKind.STEP_RETURN))
     assert plain.ranking == []
+
+
+def _stop(line: int, locals_: dict[str, str], below: int = 9, reason: StopReason = StopReason.BREAKPOINT) -> State:
+    return State(reason=reason, frames=[Frame(name="f", line=line, locals=locals_), Frame(name="<module>", line=below)])
+
+
+def test_a_stale_answer_loops_back_in_the_same_frame_with_nothing_changed() -> None:
+    before = _stop(4, {"i": "1", "acc": "[1]"})
+    assert is_stale(_stop(4, {"i": "1", "acc": "[1]"}), before)  # the same line, the same locals
+    assert is_stale(_stop(3, {"i": "1", "acc": "[1]"}), before)  # an earlier line
+    assert not is_stale(_stop(4, {"i": "2", "acc": "[1]"}), before)  # the loop moved on
+    assert not is_stale(_stop(6, {"i": "1", "acc": "[1]"}), before)  # further down: nothing need have changed
+    assert not is_stale(_stop(4, {"i": "1", "acc": "[1]"}, below=10), before)  # another call of f
+    assert not is_stale(State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=9)]), before)  # f returned
+    assert not is_stale(State(reason=StopReason.EXITED, frames=[]), before)
+
+
+def test_a_stale_answer_costs_the_stale_penalty() -> None:
+    stale = Candidate(text="s", likelihood=-1.0, greedy=True, stale=True)
+    moved = Candidate(text="m", likelihood=-2.5)
+    assert best_candidate([stale, moved]) == 1  # -1 - 3 < -2.5
+    assert best_candidate([stale, moved], stale_penalty=1.0) == 0
+    assert best_candidate([stale]) == 0  # the only answer is kept
+    assert stale.total(stale_penalty=3.0) == -4.0 and moved.total(stale_penalty=3.0) == -2.5
+
+
+def test_the_session_marks_stale_answers_after_coarse_actions_only(tiny_checkpoint: Path) -> None:
+    """With a real (tiny, random) model: each ranked answer of a run to a breakpoint carries `is_stale`; a step never does."""
+    program = "def f(xs):\n    acc = 0\n    for x in xs:\n        acc += x\n    return acc\n\n\nresult = f([1, 1, 1])\n"
+    inside = State(reason=StopReason.BREAKPOINT, frames=[Frame(name="f", line=4, source="acc += x", locals={"acc": "0", "x": "1", "xs": "[1, 1, 1]"}),
+                                                         Frame(name="<module>", line=8, source="result = f([1, 1, 1])")])  # fmt: skip
+    for kind, count in ((ActionKind.CONTINUE, "coarse_candidates"), (ActionKind.STEP_OVER, "candidates")):
+        session = NeuralDebugger.from_checkpoint(tiny_checkpoint, program, max_state_tokens=64, breakpoints=[4], **{count: 4})
+        session.start_from(inside)
+        session.step(Action(kind=kind))
+        assert session.ranking
+        for state, candidate in session.ranking:
+            assert candidate.stale == (kind is ActionKind.CONTINUE and is_stale(state, inside))

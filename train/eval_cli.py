@@ -16,7 +16,7 @@ from typing import Any
 import typer
 
 from model.paths import DEFAULT_CHECKPOINT
-from model.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT
+from model.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY
 from tracegen.dedupe import BUNDLED_CRUXEVAL, default_cruxeval_path
 from train.results_io import write_results
 
@@ -40,18 +40,20 @@ class Ranking:
     coarse_candidates: int | None = None  # step_return, continue, breakpoint
     check_weight: float | None = None  # the backward check of inv_step_call after a return
     evidence_weight: float | None = None  # per argument use an inv_step_call answer contradicts (model.arg_evidence)
+    stale_penalty: float | None = None  # off a coarse action's answer that loops back changing nothing (model.rerank.is_stale)
 
     def session_options(self) -> dict[str, Any]:
         """The options set here, as `NeuralDebugger` keywords (the others keep the session's defaults)."""
         chosen = {"call_candidates": self.call_candidates, "coarse_candidates": self.coarse_candidates,
-                  "check_weight": self.check_weight, "evidence_weight": self.evidence_weight}  # fmt: skip
+                  "check_weight": self.check_weight, "evidence_weight": self.evidence_weight, "stale_penalty": self.stale_penalty}  # fmt: skip
         return {name: value for name, value in chosen.items() if value is not None}
 
     def summary(self) -> dict[str, Any]:
         """The ranking as a results summary records it (defaults filled in)."""
         return {"candidates": self.candidates, "call_candidates": self.call_candidates or CALL_CANDIDATES,
                 "coarse_candidates": self.coarse_candidates or COARSE_CANDIDATES, "check_weight": self.check_weight,
-                "evidence_weight": EVIDENCE_WEIGHT if self.evidence_weight is None else self.evidence_weight}  # fmt: skip
+                "evidence_weight": EVIDENCE_WEIGHT if self.evidence_weight is None else self.evidence_weight,
+                "stale_penalty": STALE_PENALTY if self.stale_penalty is None else self.stale_penalty}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,7 @@ def cruxeval(
     coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
+    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.rerank; default model.rerank's)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """CruxEval pass@1 (greedy; inv_step_call the most likely of --call-candidates answers): pose each problem as a debugging session, score by executing the prediction."""
@@ -197,7 +200,7 @@ def cruxeval(
     sampling = Sampling(sample_seed, seed_per_draw)
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
                              sampling=sampling)  # fmt: skip
-    ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight)
+    ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
     records: list[dict[str, Any]] = []
     start = time.perf_counter()
@@ -289,6 +292,7 @@ def fidelity(
     coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
+    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.rerank; default model.rerank's)"),
     sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
     seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
     free_running: bool = typer.Option(False, help="the session goes on from its own predictions (as a user sees it), not from the real state"),
@@ -307,7 +311,7 @@ def fidelity(
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
                              sampling=sampling)  # fmt: skip
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
-    ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight)
+    ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
     start = time.perf_counter()
     report = fd.evaluate(sources, sessions, seed=seed, scripts=scripts, max_steps=max_steps, progress=progress, free_running=free_running)
@@ -352,6 +356,7 @@ def next_state(
     coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
+    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.rerank; default model.rerank's)"),
     sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
     seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
     keep_candidates: bool = typer.Option(False, help="record every ranked answer of a stop that drew several, scored against the real stop (ranking studies)"),
@@ -368,7 +373,7 @@ def next_state(
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
                              sampling=sampling)  # fmt: skip
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
-    ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight)
+    ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
     start = time.perf_counter()
     window = seq_len or int(getattr(sessions.backend, "max_model_len", None) or 2048)
@@ -501,6 +506,30 @@ def spread(
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+@app.command("rerank-states")
+def rerank_states(
+    predictions: Path = typer.Argument(..., help="predictions.jsonl of `eval next-state --keep-candidates`"),
+    stale_penalty: list[float] = typer.Option([0.0, STALE_PENALTY], help="stale penalties to try (repeat the option)"),
+) -> None:
+    """Next-state exact matches of the same kept answers under other stale penalties (no model runs; model.rerank.is_stale)."""
+    from train import rank_study as rs
+
+    try:
+        records = rs.read_kept(predictions)
+    except rs.RankStudyError as exc:
+        raise _fail(str(exc)) from None
+    if not all("matched" in r and "action" in r for r in records):
+        raise _fail(f"{predictions} is not a next-state run (use `eval rerank` for CruxEval)")
+    if not any("stale" in c for r in records for c in r.get("candidates") or []):
+        typer.echo("note: the run kept no stale marks (it predates them): every penalty ranks as 0", err=True)
+    for penalty in stale_penalty:
+        result = rs.rerank_states(records, penalty)
+        actions = ", ".join(f"{a} {n}" for a, n in result.by_action.items())
+        typer.echo(f"stale penalty {penalty:g}: {result.matched}/{result.questions} ({100 * result.matched / result.questions:.1f}%), "
+                   f"{result.gained} gained and {result.lost} lost vs the run; {actions}")  # fmt: skip
+    typer.echo(f"a matching answer among the kept ones: {rs.states_oracle(records)}/{len(records)}")
 
 
 @app.command()

@@ -1,4 +1,4 @@
-"""Other rankings of the answers a CruxEval run kept (`eval cruxeval --keep-candidates`).
+"""Other rankings of the answers a CruxEval or next-state run kept (`eval cruxeval|next-state --keep-candidates`).
 
 Each record of such a run lists the ranked answers of the session's last ranked step (draw order: the
 greedy one first, then the samples; CruxEval-I: the arguments, CruxEval-O: the return value after the
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model.rerank import Candidate, best_candidate
+from model.rerank import STALE_PENALTY, Candidate, best_candidate
 from train.cruxeval import summarize
 
 
@@ -90,3 +90,40 @@ def reranked_summary(ranked: list[dict[str, Any]], settings: dict[str, Any], evi
     kept = {k: v for k, v in settings.items() if k not in computed}
     origin = {"from_evidence_weight": settings.get("evidence_weight"), "how": "the run's kept answers ranked again (train/rank_study.py)"}
     return summarize(ranked, **{**kept, "evidence_weight": evidence_weight, "ranked_offline": origin})
+
+
+@dataclass(frozen=True)
+class StatesReranked:
+    """One stale penalty applied to a next-state run's kept answers."""
+
+    stale_penalty: float
+    matched: int  # questions whose chosen answer matches the real stop (questions without kept answers as the run had them)
+    questions: int
+    gained: int  # vs the run's own choice
+    lost: int
+    by_action: dict[str, int]  # matched per action
+
+
+def chosen_state(candidates: list[dict[str, Any]], stale_penalty: float = STALE_PENALTY) -> dict[str, Any]:
+    """The next-state answer the session would keep under this stale penalty (`model.rerank.best_candidate`)."""
+    ranked = [Candidate("", float(c["likelihood"]), greedy=bool(c["greedy"]), stale=bool(c.get("stale", False))) for c in candidates]
+    return candidates[best_candidate(ranked, stale_penalty=stale_penalty)]
+
+
+def rerank_states(records: list[dict[str, Any]], stale_penalty: float) -> StatesReranked:
+    """Matched next-state questions when each keeps its most likely answer, less `stale_penalty` for a stale one."""
+    matched = gained = lost = 0
+    by_action: dict[str, int] = {}
+    for record in records:
+        answers = record.get("candidates") or []
+        now = bool(chosen_state(answers, stale_penalty)["matched"]) if answers else bool(record["matched"])
+        matched += now
+        gained += now and not record["matched"]
+        lost += bool(record["matched"]) and not now
+        by_action[record["action"]] = by_action.get(record["action"], 0) + now
+    return StatesReranked(stale_penalty, matched, len(records), gained, lost, by_action)
+
+
+def states_oracle(records: list[dict[str, Any]]) -> int:
+    """Questions with a matching answer among the kept ones: the ceiling of any ranking of these answers."""
+    return sum(1 for r in records if r["matched"] or any(c.get("matched") for c in r.get("candidates") or []))
