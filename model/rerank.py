@@ -21,7 +21,7 @@ with ``x = 3``): static evidence from the function's body, soft because a use in
 not run proves nothing.
 
 After a coarse action (step_return, continue, a run to a breakpoint) the score subtracts
-``stale_penalty`` from a *stale* answer (`is_stale`): a stop back on an earlier or the same line of
+``stale_penalty`` from a *stale* answer (`is_stale`): a breakpoint stop back on an earlier or the same line of
 the same frame, the frames below it unchanged, with every local as it was. That says a loop ran at
 least one more iteration and changed nothing, which recorded runs rarely do (22 of 307 such
 loop-backs in `tracegen synth --count 1500 --seed 999`), but the model, copying the previous
@@ -86,9 +86,12 @@ def best_candidate(candidates: Sequence[Candidate], check_weight: float = CHECK_
 
 
 def is_stale(answer: "State", previous: "State") -> bool:
-    """Whether `answer` stops back in `previous`'s top frame (same depth, the frames below on the same
-    (name, line, file)) on an earlier or the same line, with exactly the same locals."""
-    if not answer.frames or len(answer.frames) != len(previous.frames):
+    """Whether `answer` is a breakpoint stop back in `previous`'s top frame (same depth, the frames below on
+    the same (name, line, file)) on an earlier or the same line, with exactly the same locals. (An exception
+    raised on the line the action started from stops there with nothing changed: not stale.)"""
+    from protocol.debugger import StopReason
+
+    if answer.reason is not StopReason.BREAKPOINT or not answer.frames or len(answer.frames) != len(previous.frames):
         return False
     top, before = answer.frames[0], previous.frames[0]
     below_same = all((a.name, a.line, a.file) == (b.name, b.line, b.file) for a, b in zip(answer.frames[1:], previous.frames[1:]))

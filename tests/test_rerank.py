@@ -150,6 +150,8 @@ def test_a_stale_answer_loops_back_in_the_same_frame_with_nothing_changed() -> N
     assert not is_stale(_stop(4, {"i": "1", "acc": "[1]"}, below=10), before)  # another call of f
     assert not is_stale(State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=9)]), before)  # f returned
     assert not is_stale(State(reason=StopReason.EXITED, frames=[]), before)
+    raised = _stop(4, {"i": "1", "acc": "[1]"}, reason=StopReason.EXCEPTION)
+    assert not is_stale(raised, before)  # an exception on the line the action started from: nothing ran
 
 
 def test_a_stale_answer_costs_the_stale_penalty() -> None:
