@@ -176,7 +176,7 @@ def test_kept_candidates_are_the_ranked_answers_scored(shard: Path, tiny_checkpo
 
 
 def test_inverse_call_questions_are_narrowed_like_the_session(shard: Path, tokenizer, tiny_checkpoint: Path) -> None:  # noqa: ANN001
-    """inv_step_call is asked as `step_back_with` asks it: the answer is a call's first stop, its locals the parameters."""
+    """inv_step_call is asked as `predict_before` asks it: the answer is a call's first stop, its locals the parameters."""
     from model.constraints import InverseCallConstraint
     from model.entry_locals import entry_locals
 

@@ -248,7 +248,7 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True,
         action, breakpoints = prompt_action(ex.prompt)
         session.ranking = []
         started = time.perf_counter()
-        try:  # the session's own step, as `step` and `step_back_with` ask it: generate (a forward stop narrowed by static
+        try:  # the session's own step, as `step` and `predict_before` ask it: generate (a forward stop narrowed by static
             # flow, inv_step_call's by the call's entry locals; an earlier stop's runaway trimmed), retry, close, parse
             outcome = session._generate_or_rank(ids, previous, action, breakpoints, kind=action.kind)
         except SessionError as exc:  # the backend failed on this prompt: no prediction
