@@ -179,9 +179,9 @@ def inverse_call_regex(program: str, later: "State", *, include_end: bool = True
     Just after a call returned (`later` has a return value ``f`` or ``Class.f``): the stack below
     the caller unchanged, the caller on one of its lines, then a new frame of ``f`` on its first
     line with its entry locals. Inside a function: its frame continued on its first line, with
-    those locals in full (or as a delta when no local was added since: when `later` shows a name the
-    entry cannot have, that name disappeared, and the language writes the locals in full). A step stop, no return
-    value or exception; printed text may follow. Frames of other files: None. After a return, with
+    those locals in full (or as a delta when no local was added since: when `later` shows a name
+    the entry cannot have, that name disappeared, and the language writes the locals in full). A
+    step stop, no return value or exception; printed text may follow. Frames of other files: None. After a return, with
     `typed`, each argument begins as `model.param_kinds` says (the call returned normally, so what
     it certainly evaluated did not fail).
     """

@@ -21,10 +21,10 @@ with ``x = 3``): static evidence from the function's body, soft because a use in
 not run proves nothing.
 
 After a coarse action (step_return, continue, a run to a breakpoint) the score subtracts
-``stale_penalty`` from a *stale* answer (`is_stale`): a breakpoint stop back on an earlier or the same line of
-the same frame, the frames below it unchanged, with every local as it was. That says a loop ran at
-least one more iteration and changed nothing, which recorded runs rarely do (22 of 307 such
-loop-backs in `tracegen synth --count 1500 --seed 999`), but the model, copying the previous
+``stale_penalty`` from a *stale* answer (`is_stale`): a breakpoint stop back on an earlier or the
+same line of the same frame, the frames below it unchanged, with every local as it was. That says a
+loop ran at least one more iteration and changed nothing, which recorded runs rarely do (22 of 307
+such loop-backs in `tracegen synth --count 1500 --seed 999`), but the model, copying the previous
 locals, answers it often: soft, since a loop over equal items does it.
 
 Nothing is run: every number is a probability under the one model, or read from the source. The greedy answer wins ties,
@@ -35,10 +35,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from protocol.debugger import State
+from protocol.debugger import State, StopReason
 
 CALL_CANDIDATES = 8  # default answers drawn for inv_step_call (docs/model-notes.md, session 11)
 COARSE_CANDIDATES = 4  # default answers drawn after a coarse action (step_return, continue, run to a breakpoint; session 12)
@@ -85,12 +83,10 @@ def best_candidate(candidates: Sequence[Candidate], check_weight: float = CHECK_
     return best
 
 
-def is_stale(answer: "State", previous: "State") -> bool:
+def is_stale(answer: State, previous: State) -> bool:
     """Whether `answer` is a breakpoint stop back in `previous`'s top frame (same depth, the frames below on
     the same (name, line, file)) on an earlier or the same line, with exactly the same locals. (An exception
     raised on the line the action started from stops there with nothing changed: not stale.)"""
-    from protocol.debugger import StopReason
-
     if answer.reason is not StopReason.BREAKPOINT or not answer.frames or len(answer.frames) != len(previous.frames):
         return False
     top, before = answer.frames[0], previous.frames[0]

@@ -218,11 +218,14 @@ class NextStateReport:
 
 
 def kept_candidates(example: NextStateExample, ranking: list[tuple[State, Any]], chosen: State | None) -> list[dict[str, Any]]:
-    """The ranked answers of one question (`ModelSession.ranking`, draw order), each scored against the real
+    """The ranked answers of one question (`NeuralDebugger.ranking`, draw order), each scored against the real
     stop: for ranking studies of next-state (which answer another rule would keep, and whether it matched)."""
-    return [{"text": candidate.text, "likelihood": round(candidate.likelihood, 4), "greedy": candidate.greedy, "stale": candidate.stale,
-             "chosen": state == chosen, "matched": score(example, state).matched, "fields": score(example, state).mismatched_fields()}
-            for state, candidate in ranking]  # fmt: skip
+    kept = []
+    for state, candidate in ranking:
+        diff = score(example, state)
+        kept.append({"text": candidate.text, "likelihood": round(candidate.likelihood, 4), "greedy": candidate.greedy,
+                     "stale": candidate.stale, "chosen": state == chosen, "matched": diff.matched, "fields": diff.mismatched_fields()})  # fmt: skip
+    return kept
 
 
 def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True, keep_candidates: bool = False) -> NextStateReport:
