@@ -51,14 +51,22 @@ def chosen(candidates: list[dict[str, Any]], evidence_weight: float) -> dict[str
 
 def rerank(records: list[dict[str, Any]], evidence_weight: float) -> Reranked:
     """Pass count when each problem keeps its most likely answer less `evidence_weight` per contradicted use."""
-    passed = gained = lost = 0
-    for record in records:
-        answers = record.get("candidates") or []  # all of them, as the session ranked them (an answer without arguments fails)
-        now = bool(chosen(answers, evidence_weight)["passed"]) if answers else bool(record["passed"])
-        passed += now
-        gained += now and not record["passed"]
-        lost += bool(record["passed"]) and not now
-    return Reranked(evidence_weight, passed, len(records), gained, lost)
+    nows = [_kept_now(record, "passed", lambda answers: chosen(answers, evidence_weight)) for record in records]
+    return Reranked(evidence_weight, sum(nows), len(records), *_changes(records, nows, "passed"))
+
+
+def _kept_now(record: dict[str, Any], key: str, pick: Any) -> bool:
+    """Whether the answer `pick` keeps among the record's kept answers is right (`key`: passed or matched);
+    a record without kept answers stays as the run had it (an answer without arguments fails)."""
+    answers = record.get("candidates") or []
+    return bool(pick(answers)[key]) if answers else bool(record[key])
+
+
+def _changes(records: list[dict[str, Any]], nows: list[bool], key: str) -> tuple[int, int]:
+    """(gained, lost) against the run's own outcomes."""
+    gained = sum(1 for r, now in zip(records, nows) if now and not r[key])
+    lost = sum(1 for r, now in zip(records, nows) if r[key] and not now)
+    return gained, lost
 
 
 def oracle(records: list[dict[str, Any]]) -> int:
@@ -112,16 +120,11 @@ def chosen_state(candidates: list[dict[str, Any]], stale_penalty: float = STALE_
 
 def rerank_states(records: list[dict[str, Any]], stale_penalty: float) -> StatesReranked:
     """Matched next-state questions when each keeps its most likely answer, less `stale_penalty` for a stale one."""
-    matched = gained = lost = 0
+    nows = [_kept_now(record, "matched", lambda answers: chosen_state(answers, stale_penalty)) for record in records]
     by_action: dict[str, int] = {}
-    for record in records:
-        answers = record.get("candidates") or []
-        now = bool(chosen_state(answers, stale_penalty)["matched"]) if answers else bool(record["matched"])
-        matched += now
-        gained += now and not record["matched"]
-        lost += bool(record["matched"]) and not now
+    for record, now in zip(records, nows):
         by_action[record["action"]] = by_action.get(record["action"], 0) + now
-    return StatesReranked(stale_penalty, matched, len(records), gained, lost, by_action)
+    return StatesReranked(stale_penalty, sum(nows), len(records), *_changes(records, nows, "matched"), by_action)
 
 
 def states_oracle(records: list[dict[str, Any]]) -> int:
