@@ -110,3 +110,29 @@ def test_synth_command_line(tmp_path: Path) -> None:
     bad_cmd = [sys.executable, "-m", "neural_debugger_cli", "tracegen", "synth", "--count", "2", "--out", str(tmp_path / "bad"), "--sources", "nope"]
     bad = subprocess.run(bad_cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "unknown program source" in bad.stderr
+
+
+def test_hidden_call_posing_writes_cruxeval_input_trajectories_only(tmp_path: Path) -> None:
+    config = SynthConfig(count=6, seed=5, shard_size=6, per_program=1, max_steps=3, posing="hidden-call")
+    manifest = make_dataset(config, tmp_path / "hc", workers=1, show_progress=False)
+    assert manifest["trajectories"] == 6 and manifest["inverse"] == 6 and manifest["forward"] == 0
+    trajs = list(read_shard(tmp_path / "hc" / shard_name(0)))
+    assert len({t.program for t in trajs}) == 6  # one per program with --per-program 1
+    for t in trajs:
+        assert t.meta["posing"] == "hidden-call" and t.direction == "inverse"
+        start = t.initial.frames[0]
+        assert len(t.initial.frames) == 1 and start.name == "<module>" and t.initial.return_value is not None
+        assert f"{t.initial.return_value.name}(...)" in start.source and start.source in t.program
+        assert t.steps[0].action.kind == "inv_step_call" and t.steps[0].state.frames[0].name == t.initial.return_value.name
+        assert 1 <= len(t.steps) <= 3
+    assert make_dataset(config, tmp_path / "hc", workers=1, show_progress=False)["last_run"]["trajectories"] == 0
+    with pytest.raises(ValueError, match="posing"):
+        make_dataset(SynthConfig(count=6, seed=5, shard_size=6, per_program=1, max_steps=3), tmp_path / "hc", workers=1,
+                     show_progress=False)
+    with pytest.raises(ValueError, match="unknown posing"):
+        SynthConfig(count=2, posing="sideways")
+
+
+def test_an_unposed_config_keeps_the_identity_of_older_datasets() -> None:
+    assert "posing" not in SynthConfig(**TINY).identity()
+    assert SynthConfig(**dict(TINY, posing="hidden-call")).identity()["posing"] == "hidden-call"

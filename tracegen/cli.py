@@ -131,6 +131,8 @@ def synth(
     per_program: int = typer.Option(8, "--per-program", min=1, help="Trajectories sampled from each recorded program."),
     shard_size: int = typer.Option(1000, "--shard-size", min=1, help="Trajectories per shard file."),
     cruxeval: Path | None = typer.Option(None, "--cruxeval", help="cruxeval.jsonl to keep out of the data (default: $CRUXEVAL_PATH, else the copy shipped in tracegen/cruxeval/)."),
+    posing: str | None = typer.Option(None, "--posing", help="hidden-call: only inverse trajectories posed like CruxEval-I "
+                                      "(a module-level call just returned, its arguments hidden), up to --per-program per program."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Write a sharded dataset of forward and inverse trajectories of recorded programs."""
@@ -140,7 +142,7 @@ def synth(
 
     try:
         config = SynthConfig(count=count, seed=seed, sources=sources, shard_size=shard_size, per_program=per_program,
-                             max_steps=max_steps, cruxeval=str(cruxeval) if cruxeval else None)
+                             max_steps=max_steps, cruxeval=str(cruxeval) if cruxeval else None, posing=posing)
         manifest = make_dataset(config, out, workers=workers, show_progress=progress)
     except (ValueError, FileNotFoundError) as exc:
         _fail(str(exc))

@@ -41,6 +41,7 @@ from tracegen.synth.filter import FilterPolicy, rejection, same_run
 
 FORMAT_VERSION = 1
 MAX_DUPLICATES_IN_A_ROW = 1000  # draws that only repeat programs already used: the sources are exhausted
+POSINGS = (None, "hidden-call")  # SynthConfig.posing
 GENERATOR_VERSION = "2"  # bump when generated programs change: an old dataset folder is then not resumed
 
 
@@ -56,12 +57,15 @@ class SynthConfig:
     max_steps: int = 64
     cruxeval: str | None = None  # path of cruxeval.jsonl; None: the default location
     policy: FilterPolicy = field(default_factory=FilterPolicy)
+    posing: str | None = None  # None: the sampling policy (forward and inverse); "hidden-call": CruxEval-I's posing only
 
     def __post_init__(self) -> None:
         if self.count < 1:
             raise ValueError("count must be at least 1")
         if self.shard_size < 1 or self.per_program < 1 or self.max_steps < 1:
             raise ValueError("shard_size, per_program and max_steps must be at least 1")
+        if self.posing not in POSINGS:
+            raise ValueError(f"unknown posing {self.posing!r}: choose one of {', '.join(p for p in POSINGS if p)}")
 
     @property
     def shards(self) -> int:
@@ -73,6 +77,8 @@ class SynthConfig:
     def identity(self) -> dict[str, object]:
         """What must match for a rerun to continue an existing dataset."""
         data = asdict(self)
+        if data["posing"] is None:
+            del data["posing"]  # datasets written before the option existed resume unchanged
         data["format"] = FORMAT_VERSION
         data["generator"] = GENERATOR_VERSION
         return data
@@ -151,7 +157,7 @@ def record_filtered(spec: ProgramSpec, policy: FilterPolicy):  # noqa: ANN202 - 
 
 def build_shard(config: SynthConfig, index: int, out: Path, progress: Callable[[int], None] | None = None) -> ShardStats:
     """Make shard `index` of the dataset in `out` (atomically) and write its stats beside it."""
-    from tracegen.sampling import sample_trajectories
+    from tracegen.sampling import sample_hidden_calls, sample_trajectories
 
     start = time.monotonic()
     sources = parse_sources(config.sources)
@@ -187,9 +193,12 @@ def build_shard(config: SynthConfig, index: int, out: Path, progress: Callable[[
                 rejected[reason or "?"] += 1
                 continue
             want = min(config.per_program, target - stats.trajectories)
-            trajectories = sample_trajectories(trace, random.Random(program_seed), want, config.max_steps)
+            if config.posing == "hidden-call":
+                trajectories = sample_hidden_calls(trace, random.Random(program_seed), want, config.max_steps)
+            else:
+                trajectories = sample_trajectories(trace, random.Random(program_seed), want, config.max_steps)
             if not trajectories:
-                rejected["no trajectories"] += 1
+                rejected["no hidden call" if config.posing else "no trajectories"] += 1
                 continue
             stats.programs += 1
             kinds[spec.kind] += 1

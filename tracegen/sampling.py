@@ -109,20 +109,62 @@ def sample_forward(trace: ProgramTrace, rng: random.Random, max_steps: int, *, m
 
 def sample_inverse(trace: ProgramTrace, chain: InverseChain, rng: random.Random, max_steps: int) -> Trajectory | None:
     """One inverse trajectory from a late chain state backwards (None when the chain is too short)."""
-    last = len(chain) - 1
-    if chain.states[last].finished:
-        last -= 1
+    last = _last_start(chain)
     if last < 1:
         return None
-    returns = [k for k in range(1, last + 1) if chain.returned_frame(k) is not None]
+    returns = _return_starts(chain)
     if returns and rng.random() < RETURN_START_FRACTION:
         start = rng.choice(returns)  # on a calling line just after a return: inv_step_call predicts the arguments
     else:
         start = rng.randint(max(1, last // 2), last)
+    return walk_back(trace, chain, start, rng, max_steps)
+
+
+def sample_hidden_calls(trace: ProgramTrace, rng: random.Random, n: int, max_steps: int) -> list[Trajectory]:
+    """Up to ``n`` inverse trajectories posed like CruxEval-I (`tracegen.posing`): each starts on a module-level
+    calling line just after its call returned, with the call's arguments hidden, and its first action is
+    ``inv_step_call`` (the question CruxEval-I asks); distinct starts, in random order."""
+    from tracegen.posing import hide_call_arguments
+
+    if n <= 0 or not trace.events:
+        return []
+    chain = InverseChain(trace)
+    starts = _return_starts(chain)
+    rng.shuffle(starts)
+    out: list[Trajectory] = []
+    for number, start in enumerate(starts):
+        traj = walk_back(trace, chain, start, rng, max_steps, first=ActionKind.INV_STEP_CALL)
+        posed = hide_call_arguments(traj) if traj is not None else None
+        if posed is None:
+            continue
+        posed.meta["number"] = str(number)
+        out.append(posed)
+        if len(out) == n:
+            break
+    return out
+
+
+def _last_start(chain: InverseChain) -> int:
+    """The last chain state an inverse trajectory may start from (not the exit)."""
+    last = len(chain) - 1
+    return last - 1 if chain.states[last].finished else last
+
+
+def _return_starts(chain: InverseChain) -> list[int]:
+    """Chain states on a calling line just after a return (where ``inv_step_call`` predicts the arguments)."""
+    return [k for k in range(1, _last_start(chain) + 1) if chain.returned_frame(k) is not None]
+
+
+def walk_back(trace: ProgramTrace, chain: InverseChain, start: int, rng: random.Random, max_steps: int, *,
+              first: ActionKind | None = None) -> Trajectory | None:
+    """The inverse trajectory from chain state ``start`` backwards, actions drawn uniformly (None if none applies);
+    `first`: the first action must be this one (None when it does not apply at ``start``)."""
     k = start
     steps: list[Step] = []
     while k > 0 and len(steps) < max_steps:
         options = chain.available(k)
+        if first is not None and not steps:
+            options = [o for o in options if o is first]
         if not options:
             break
         kind = rng.choice(options)
