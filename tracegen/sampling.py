@@ -15,7 +15,8 @@ Inverse trajectories (a ``inverse_fraction`` share of the ``n``): start at a ran
 later half of the step-into chain and walk back with inverse actions chosen uniformly among the
 available ones (`tracegen.trees.InverseChain`), until the entry or ``max_steps``. Half of them
 (``RETURN_START_FRACTION``) start on a calling line just after a return, where ``inv_step_call``
-predicts the arguments of the call that returned: CruxEval-I's posing.
+predicts the arguments of the call that returned: CruxEval-I's posing. `sample_hidden_calls` samples
+only those, with the arguments hidden and ``inv_step_call`` first (``tracegen synth --posing hidden-call``).
 
 Every state is normalized (memory addresses as `` at 0x?``). `Trajectory.meta` records the policy,
 the seed-independent trajectory number and the start index. Deterministic for a given ``rng`` state.
