@@ -36,12 +36,13 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from tracegen.dedupe import CruxEvalGuard, Deduper, default_cruxeval_path
+from tracegen.posing import POSING
 from tracegen.sources import ProgramSpec, WeightedSources, parse_sources
 from tracegen.synth.filter import FilterPolicy, rejection, same_run
 
 FORMAT_VERSION = 1
 MAX_DUPLICATES_IN_A_ROW = 1000  # draws that only repeat programs already used: the sources are exhausted
-POSINGS = (None, "hidden-call")  # SynthConfig.posing
+POSINGS = (None, POSING)  # SynthConfig.posing
 GENERATOR_VERSION = "2"  # bump when generated programs change: an old dataset folder is then not resumed
 
 
@@ -193,7 +194,7 @@ def build_shard(config: SynthConfig, index: int, out: Path, progress: Callable[[
                 rejected[reason or "?"] += 1
                 continue
             want = min(config.per_program, target - stats.trajectories)
-            if config.posing == "hidden-call":
+            if config.posing == POSING:
                 trajectories = sample_hidden_calls(trace, random.Random(program_seed), want, config.max_steps)
             else:
                 trajectories = sample_trajectories(trace, random.Random(program_seed), want, config.max_steps)
