@@ -38,6 +38,8 @@ from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, St
 MIN_ALTERNATIVE = 0.005  # alternatives less likely than this are not offered
 # actions whose stop is many lines away: one answer simulates them all (`coarse_candidates` answers are drawn)
 COARSE_ACTIONS = frozenset({ActionKind.STEP_RETURN, ActionKind.CONTINUE, ActionKind.BREAKPOINT})
+# actions after which companion models (`NeuralDebugger.companions`) draw and score answers too: a call's arguments
+ENSEMBLE_KINDS = frozenset({ActionKind.INV_STEP_CALL})
 
 
 
@@ -124,6 +126,8 @@ class NeuralDebugger:
         check_weight: float = CHECK_WEIGHT,
         evidence_weight: float = EVIDENCE_WEIGHT,
         stale_penalty: float = STALE_PENALTY,
+        companions: Sequence[Backend] = (),
+        ensemble_kinds: frozenset[ActionKind] = ENSEMBLE_KINDS,
     ) -> None:
         self.flow_constraint = flow_constraint  # narrow each stop to static control flow (model.flow)
         self.repr_check = repr_check  # never write an impossible repr (model.repr_check; transformers backend)
@@ -135,6 +139,9 @@ class NeuralDebugger:
         self.check_weight = float(check_weight)  # weight of a backward check where one exists (model.rerank)
         self.evidence_weight = float(evidence_weight)  # taken off per argument use an answer contradicts (model.arg_evidence)
         self.stale_penalty = float(stale_penalty)  # taken off a coarse action's answer that loops back changing nothing (model.rerank)
+        # other models (same tokenizer) that also draw answers after `ensemble_kinds`, every answer scored by the mean under all (model.rerank)
+        self.companions: list[Backend] = list(companions)
+        self.ensemble_kinds = frozenset(ensemble_kinds)
         self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
         self.program = program
@@ -490,6 +497,8 @@ class NeuralDebugger:
 
     def close(self) -> None:
         self.backend.close()
+        for companion in self.companions:
+            companion.close()
 
     # ----------------------------------------------------------- prediction
 
@@ -510,7 +519,8 @@ class NeuralDebugger:
         return StateRecord(state=stay, ids=self._encode(lang.render_state(stay, previous)), note=f"{outcome}; staying at the previous stop")
 
     def _generate_state(self, prompt: list[int], previous: State, action: Action | None = None,
-                        breakpoints: Sequence[int] | None = None, temperature: float | None = None) -> StateRecord | str:  # fmt: skip
+                        breakpoints: Sequence[int] | None = None, temperature: float | None = None,
+                        backend: Backend | None = None) -> StateRecord | str:  # fmt: skip
         """The predicted state after `previous`, or why there is none.
 
         A greedy (or configured) attempt first; if its text does not parse, or runs out of tokens,
@@ -522,7 +532,8 @@ class NeuralDebugger:
         (`close_text(..., close_values=True)`). Forward actions keep the plain closers: closing their
         runaways too cost held-out location and CruxEval-O (docs/model-notes.md, session 10). With
         `action` (and `flow_constraint`), the stop is narrowed to static control flow (`breakpoints`:
-        the program's, default the session's). `temperature`: instead of the session's.
+        the program's, default the session's). `temperature`: instead of the session's. `backend`: the
+        model that answers (default the session's; a companion when ranking an ensemble's answers).
         """
         constraint = None
         if self.constrained:
@@ -531,6 +542,7 @@ class NeuralDebugger:
             constraint = state_constraint(self.program, previous, self.modules, action=flow_action, breakpoints=bps,
                                           reprs=self.repr_check)  # fmt: skip
         backwards = action is not None and action.kind.inverse  # an earlier stop: some answer beats none
+        model = self.backend if backend is None else backend
         failure = ""
         cut: tuple[str, Generation] | None = None
         base = self.temperature if temperature is None else temperature
@@ -538,7 +550,7 @@ class NeuralDebugger:
             temperature = base if attempt == 0 or self.retry_temperature is None else max(base, self.retry_temperature)
             max_tokens = self.max_state_tokens * (1 + attempt)
             try:
-                gen = self.backend.generate(prompt, max_tokens=max_tokens, temperature=temperature, stop_ids=[self.stop_id], constraint=constraint)
+                gen = model.generate(prompt, max_tokens=max_tokens, temperature=temperature, stop_ids=[self.stop_id], constraint=constraint)
             except BackendError as exc:
                 raise SessionError(f"the model backend failed: {exc}") from None
             self.prefill_log.append(gen.prefilled)
@@ -606,7 +618,7 @@ class NeuralDebugger:
         count = self._candidate_count(kind)
         if count <= 1 or not isinstance(self.backend, Scorer):  # one answer, or nothing to rank them by: the greedy answer
             return self._generate_state(prompt, previous, action, breakpoints)
-        ranked = self.ranked_candidates(prompt, previous, action, count, breakpoints)
+        ranked = self.ranked_candidates(prompt, previous, action, count, breakpoints, kind)
         self.ranking = [(record.state, candidate) for record, candidate in ranked]
         if not ranked:
             return self._generate_state(prompt, previous, action, breakpoints)  # none parsed: the greedy answer's own failure message
@@ -621,15 +633,22 @@ class NeuralDebugger:
         return self.candidates
 
     def ranked_candidates(self, prompt: list[int], previous: State, action: Action | None, count: int,
-                          breakpoints: Sequence[int] | None = None) -> list[tuple[StateRecord, Candidate]]:  # fmt: skip
+                          breakpoints: Sequence[int] | None = None, kind: ActionKind | None = None) -> list[tuple[StateRecord, Candidate]]:  # fmt: skip
         """Up to `count` distinct predicted stops after `previous` (the greedy answer, then samples), each
-        scored as `model.rerank` describes; `prompt` asks `action` (None: not narrowed by it, as `_generate_state`)."""
+        scored as `model.rerank` describes; `prompt` asks `action` (None: not narrowed by it, as `_generate_state`).
+        After an action in `ensemble_kinds`, each companion draws `count` answers too (its greedy one, then
+        samples) and an answer's likelihood is its mean log-probability under the session's model and the companions
+        (`kind`: the action asked, when `action` is None)."""
+        members = self._members(action.kind if action is not None else kind)
         records: dict[str, tuple[StateRecord, bool]] = {}
-        for i in range(max(1, count)):
-            record = self._generate_state(prompt, previous, action, breakpoints, temperature=None if i == 0 else SAMPLE_TEMPERATURE)
-            if isinstance(record, StateRecord):
-                records.setdefault(lang.render_state(record.state, None), (record, i == 0))
+        for m, member in enumerate(members):
+            for i in range(max(1, count)):
+                record = self._generate_state(prompt, previous, action, breakpoints, temperature=None if i == 0 else SAMPLE_TEMPERATURE,
+                                              backend=member)  # fmt: skip
+                if isinstance(record, StateRecord):
+                    records.setdefault(lang.render_state(record.state, None), (record, m == 0 and i == 0))
         scorer = self.backend if isinstance(self.backend, Scorer) else None
+        scorers = [b for b in members if isinstance(b, Scorer)] if scorer is not None else []
         returned = action is not None and action.kind is ActionKind.INV_STEP_CALL and previous.return_value is not None
         checks = self.check_weight != 0 and returned
         coarse = action is not None and action.kind in COARSE_ACTIONS
@@ -637,13 +656,19 @@ class NeuralDebugger:
         for text, (record, greedy) in records.items():
             likelihood, check = -math.inf, (-math.inf if checks else None)
             if scorer is not None:
-                likelihood = self._score(scorer, prompt, record.ids)
+                likelihood = sum(self._score(s, prompt, record.ids) for s in scorers) / len(scorers)
                 if checks:
                     check = self._forward_to(scorer, record.state, previous)
             contradicted = self._contradicted_uses(record.state) if returned and self.evidence_weight != 0 else 0
             stale = coarse and is_stale(record.state, previous)
             out.append((record, Candidate(text=text, likelihood=likelihood, check=check, greedy=greedy, violations=contradicted, stale=stale)))
         return out
+
+    def _members(self, kind: ActionKind | None) -> list[Backend]:
+        """The models that draw (and score) answers after an action of `kind`: the session's, plus the companions after `ensemble_kinds`."""
+        if self.companions and kind in self.ensemble_kinds:
+            return [self.backend, *self.companions]
+        return [self.backend]
 
     def _contradicted_uses(self, entry: State) -> int:
         """How many uses of the called function's parameters the predicted arguments contradict (`model.arg_evidence`)."""

@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 
+from model.ensemble import load_companions
 from model.paths import DEFAULT_CHECKPOINT
 from model.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY
 from tracegen.dedupe import BUNDLED_CRUXEVAL, default_cruxeval_path
@@ -95,12 +96,14 @@ class ModelSessions:
     ranking: Ranking = Ranking()  # answers drawn per stop and how they are ranked (model.rerank)
 
     def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
-                 constrained: bool, threads: int | None, sampling: Sampling = Sampling()) -> None:  # fmt: skip
+                 constrained: bool, threads: int | None, sampling: Sampling = Sampling(),
+                 companions: tuple[Path, ...] = ()) -> None:  # fmt: skip
         self.kind = backend
         self.max_state_tokens = max_state_tokens
         self.constrained = constrained
         self.backend: Any = None
         self.tokenizer: Any = None
+        self.companions: list[Any] = []  # more models drawing and scoring inv_step_call's answers (NeuralDebugger.companions)
         if backend == "oracle":
             return
         from model.backends.base import BackendError
@@ -113,7 +116,10 @@ class ModelSessions:
 
                 self.backend = HFBackend(folder, threads=threads, seed=sampling.seed, seed_per_draw=sampling.per_draw)
                 self.tokenizer = self.backend.tokenizer
+                self.companions = load_companions(companions, self.tokenizer, threads=threads, seed=sampling.seed, seed_per_draw=sampling.per_draw)
             else:
+                if companions:
+                    raise _fail("--companion needs --backend transformers")
                 from model.backends.vllm_server import VLLMServerBackend
                 from model.session import _context_length, _load_tokenizer
 
@@ -140,6 +146,7 @@ class ModelSessions:
                               temperature=0.0, max_state_tokens=self.max_state_tokens, constrained=self.constrained,
                               retry_temperature=None, flow_constraint=self.flow_constraint,
                               repr_check=self.repr_check, candidates=self.ranking.candidates,
+                              companions=[SharedBackend(c) for c in self.companions],
                               **self.ranking.session_options())  # fmt: skip  (greedy first, retries included)
 
     def set_ranking(self, ranking: Ranking) -> None:
@@ -149,6 +156,8 @@ class ModelSessions:
     def close(self) -> None:
         if self.backend is not None:
             self.backend.close()
+        for companion in self.companions:
+            companion.close()
 
 
 def _check_backend(backend: str) -> None:
@@ -180,6 +189,7 @@ def cruxeval(
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
     stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.rerank; default model.rerank's)"),
+    companion: list[Path] = typer.Option([], help="a companion checkpoint (repeatable): it draws inv_step_call answers too, each ranked by the mean log-probability under all models (model.ensemble)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """CruxEval pass@1 (greedy; inv_step_call the most likely of --call-candidates answers): pose each problem as a debugging session, score by executing the prediction."""
@@ -198,15 +208,16 @@ def cruxeval(
     except cx.ProblemsError as exc:
         raise _fail(str(exc)) from None
     sampling = Sampling(sample_seed, seed_per_draw)
+    companions = tuple(companion)
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
-                             sampling=sampling)  # fmt: skip
+                             sampling=sampling, companions=companions)  # fmt: skip
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
     records: list[dict[str, Any]] = []
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=len(items), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
-    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, sampling)
+    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, sampling, companions)
     with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial, \
             _problem_runner(sessions, settings, CruxTask(mode, via, fine_budget, keep_candidates), workers) as run:  # what an interrupted run leaves
         for record in run(items):
@@ -222,7 +233,7 @@ def cruxeval(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
-        **ranking.summary(), **sampling.summary(), **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
+        **ranking.summary(), **sampling.summary(), companions=[str(c) for c in companions], **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
     )  # fmt: skip
     write_results(out, summary, records, "predictions.jsonl")
     (out / "predictions.partial.jsonl").unlink(missing_ok=True)
@@ -249,9 +260,9 @@ class CruxTask:
 
 
 def _init_worker(settings: tuple, task: CruxTask) -> None:
-    model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, sampling = settings
+    model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, sampling, companions = settings
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
-                             sampling=sampling)  # fmt: skip
+                             sampling=sampling, companions=companions)  # fmt: skip
     sessions.set_ranking(ranking)
     _WORKER.update(sessions=sessions, task=task)
 
