@@ -26,6 +26,7 @@ from model.backends.base import Backend, BackendError, Generation, Scorer
 from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
 from model.cut_values import runaway
+from model.ensemble import companion_folders, load_companions
 from model.listing import STATE_RESERVE, Listing, window_listing
 from model.arg_evidence import uses_at, violations
 from model.rerank import (CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, SAMPLE_TEMPERATURE, STALE_PENALTY, Candidate,
@@ -183,13 +184,16 @@ class NeuralDebugger:
         device: str = "cpu",
         seed: int = 0,
         timeout: float = 60.0,
+        companions: Sequence[str | Path] | None = None,
         **options: Any,
     ) -> "NeuralDebugger":
         """A session on `program` (or the file at `path`) with the checkpoint in `folder`.
 
         backend: "transformers" (in-process, CPU or CUDA), "vllm" (a `vllm serve` at `vllm_url`)
         or "vllm-engine" (vLLM in this process). timeout: seconds each request to the vLLM server may
-        take before the step fails (backend "vllm" only). Other options go to `NeuralDebugger`.
+        take before the step fails (backend "vllm" only). companions: checkpoint folders that draw and
+        score a call's arguments too (`model.ensemble`); None: those the folder's ensemble.json names
+        (the transformers backend only: a vLLM backend serves one model). Other options go to `NeuralDebugger`.
         """
         if program is None:
             if path is None:
@@ -204,6 +208,10 @@ class NeuralDebugger:
 
                 model: Backend = HFBackend(folder, device=device, seed=seed)
                 tokenizer = model.tokenizer  # type: ignore[attr-defined]
+                folders = companion_folders(folder) if companions is None else list(companions)
+                options["companions"] = load_companions(folders, tokenizer, device=device, seed=seed)
+            elif companions:
+                raise SessionError(f"companion models need the transformers backend, not {backend!r}")
             elif backend == "vllm":
                 from model.backends.vllm_server import VLLMServerBackend
 

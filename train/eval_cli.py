@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from model.ensemble import load_companions
+from model.ensemble import companion_folders, load_companions
 from model.paths import DEFAULT_CHECKPOINT
 from model.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY
 from tracegen.dedupe import BUNDLED_CRUXEVAL, default_cruxeval_path
@@ -97,13 +97,14 @@ class ModelSessions:
 
     def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
                  constrained: bool, threads: int | None, sampling: Sampling = Sampling(),
-                 companions: tuple[Path, ...] = ()) -> None:  # fmt: skip
+                 companions: tuple[Path, ...] | None = None) -> None:  # fmt: skip
         self.kind = backend
         self.max_state_tokens = max_state_tokens
         self.constrained = constrained
         self.backend: Any = None
         self.tokenizer: Any = None
         self.companions: list[Any] = []  # more models drawing and scoring inv_step_call's answers (NeuralDebugger.companions)
+        self.companion_folders: list[str] = []  # where they were loaded from
         if backend == "oracle":
             return
         from model.backends.base import BackendError
@@ -116,7 +117,9 @@ class ModelSessions:
 
                 self.backend = HFBackend(folder, threads=threads, seed=sampling.seed, seed_per_draw=sampling.per_draw)
                 self.tokenizer = self.backend.tokenizer
-                self.companions = load_companions(companions, self.tokenizer, threads=threads, seed=sampling.seed, seed_per_draw=sampling.per_draw)
+                folders = companion_folders(folder) if companions is None else companions
+                self.companions = load_companions(folders, self.tokenizer, threads=threads, seed=sampling.seed, seed_per_draw=sampling.per_draw)
+                self.companion_folders = [str(f) for f in folders]
             else:
                 if companions:
                     raise _fail("--companion needs --backend transformers")
@@ -189,7 +192,8 @@ def cruxeval(
     check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
     evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
     stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.rerank; default model.rerank's)"),
-    companion: list[Path] = typer.Option([], help="a companion checkpoint (repeatable): it draws inv_step_call answers too, each ranked by the mean log-probability under all models (model.ensemble)"),
+    companion: list[Path] = typer.Option([], help="a companion checkpoint (repeatable): it draws inv_step_call answers too, each ranked by the mean log-probability under all models (model.ensemble); default: those the checkpoint's ensemble.json names"),
+    solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """CruxEval pass@1 (greedy; inv_step_call the most likely of --call-candidates answers): pose each problem as a debugging session, score by executing the prediction."""
@@ -208,7 +212,7 @@ def cruxeval(
     except cx.ProblemsError as exc:
         raise _fail(str(exc)) from None
     sampling = Sampling(sample_seed, seed_per_draw)
-    companions = tuple(companion)
+    companions = () if solo else (tuple(companion) or None)
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
                              sampling=sampling, companions=companions)  # fmt: skip
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
@@ -233,7 +237,7 @@ def cruxeval(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
-        **ranking.summary(), **sampling.summary(), companions=[str(c) for c in companions], **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
+        **ranking.summary(), **sampling.summary(), companions=sessions.companion_folders, **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
     )  # fmt: skip
     write_results(out, summary, records, "predictions.jsonl")
     (out / "predictions.partial.jsonl").unlink(missing_ok=True)
@@ -308,6 +312,7 @@ def fidelity(
     seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
     free_running: bool = typer.Option(False, help="the session goes on from its own predictions (as a user sees it), not from the real state"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
+    solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names (model.ensemble)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Next-state exact match per action type and against horizon, vs tracegen's fast recorder (teacher-forced unless --free-running)."""
@@ -320,7 +325,7 @@ def fidelity(
         raise _fail(str(exc)) from None
     sampling = Sampling(sample_seed, seed_per_draw)
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
-                             sampling=sampling)  # fmt: skip
+                             sampling=sampling, companions=() if solo else None)  # fmt: skip
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
@@ -329,7 +334,7 @@ def fidelity(
     summary = report.summary(backend=backend, model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT),
                              programs=str(programs), seed=seed, scripts=scripts, max_steps=max_steps,
                              constrained=constrained, flow_constraint=flow_constraint, repr_check=repr_check,
-                             free_running=free_running, **ranking.summary(), **sampling.summary(),
+                             free_running=free_running, **ranking.summary(), **sampling.summary(), companions=sessions.companion_folders,
                              seconds=round(time.perf_counter() - start, 1))  # fmt: skip
     sessions.close()
     write_results(out, summary, report.steps, "steps.jsonl")
@@ -371,6 +376,7 @@ def next_state(
     sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
     seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
     keep_candidates: bool = typer.Option(False, help="record every ranked answer of a stop that drew several, scored against the real stop (ranking studies)"),
+    solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names (model.ensemble)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Held-out next-state exact match per action, forward and inverse, on the windows training uses (greedy)."""
@@ -382,7 +388,7 @@ def next_state(
         raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
     sampling = Sampling(sample_seed, seed_per_draw)
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
-                             sampling=sampling)  # fmt: skip
+                             sampling=sampling, companions=() if solo else None)  # fmt: skip
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
@@ -401,7 +407,8 @@ def next_state(
     summary = report.summary(selection, backend=backend, model=str(model or DEFAULT_CHECKPOINT), trajectories=str(trajectories),
                              limit=limit, seed=seed, seq_len=window, max_state_tokens=max_state_tokens,
                              constrained=constrained, seconds=elapsed)  # fmt: skip
-    summary.update(flow_constraint=flow_constraint, repr_check=repr_check, **ranking.summary(), **sampling.summary())
+    summary.update(flow_constraint=flow_constraint, repr_check=repr_check, **ranking.summary(), **sampling.summary(),
+                   companions=sessions.companion_folders)  # fmt: skip
     write_results(out, summary, report.records, "predictions.jsonl")
     overall = summary["overall"]
     _echo_kinds(summary)
@@ -445,7 +452,8 @@ def calibration(
         except (OSError, ValueError) as exc:
             raise _fail(f"cannot read the records {records}: {exc}") from None
     else:
-        sessions = ModelSessions(folder, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=True, threads=threads)
+        sessions = ModelSessions(folder, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=True, threads=threads,
+                                 companions=())  # calibrates this model alone
         window = int(getattr(sessions.backend, "max_model_len", None) or 2048)
         try:
             selection = ns.select_questions(trajectories, sessions.tokenizer, window, limit=limit, seed=seed)
