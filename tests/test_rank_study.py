@@ -113,3 +113,41 @@ def test_stale_penalties_trade_likelihood_against_a_loop_back_that_changed_nothi
     cruxeval = tmp_path / "crux.jsonl"
     cruxeval.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
     assert CliRunner().invoke(app, ["rerank-states", str(cruxeval)]).exit_code == 2
+
+
+# two runs of problems x and y: on x, run A keeps a wrong answer, run B draws the right one more surely;
+# on y, run B kept nothing and A's likelier answer contradicts a use
+RUN_A = [
+    {"id": "x", "prediction": "'p'", "passed": False, "candidates": [_answer(-1.0, 0, False, True, "'p'"), _answer(-1.5, 0, True, prediction="'q'")]},
+    {"id": "y", "prediction": "'t'", "passed": False, "candidates": [_answer(-1.0, 1, True, True, "'s'"), _answer(-2.0, 0, False, prediction="'t'")]},
+]
+RUN_B = [
+    {"id": "x", "prediction": "'q'", "passed": True, "candidates": [_answer(-0.2, 0, True, True, "'q'"), _answer(-2.0, 0, False, prediction="'r'")]},
+    {"id": "y", "prediction": None, "passed": False, "note": "SessionError: ..."},
+]
+
+
+def test_pooled_answers_are_scored_by_the_mean_over_the_runs_that_drew_them() -> None:
+    from train.rank_study import pool, pooled_choice
+
+    assert pooled_choice([RUN_A[0]["candidates"], RUN_B[0]["candidates"]], 32.0)["prediction"] == "'q'"  # mean -0.85 beats -1.0
+    assert pooled_choice([[], []], 32.0) is None
+    result = pool([RUN_A, RUN_B], 32.0)
+    assert (result.passed, result.problems, result.oracle, result.alone) == (1, 2, 2, (0, 1))
+    assert pool([RUN_A, RUN_B], 0.0).passed == 2  # y: 's' is likelier once its contradicted use costs nothing
+    with pytest.raises(RankStudyError, match="two runs"):
+        pool([RUN_A], 32.0)
+    with pytest.raises(RankStudyError, match="same problems"):
+        pool([RUN_A, RUN_B[::-1]], 32.0)
+
+
+def test_cli_pools_runs(tmp_path: Path) -> None:
+    paths = []
+    for name, run in (("a", RUN_A), ("b", RUN_B)):
+        paths.append(tmp_path / f"{name}.jsonl")
+        paths[-1].write_text("".join(json.dumps(r) + "\n" for r in run))
+    result = CliRunner().invoke(app, ["pool", *map(str, paths)])
+    assert result.exit_code == 0, result.output
+    assert "pooled 2 runs: 1/2 (50.00%); each alone: 0, 1; a passing answer in the pool: 2" in result.output
+    result = CliRunner().invoke(app, ["pool", str(paths[0])])
+    assert result.exit_code == 2 and "two runs" in result.output

@@ -551,6 +551,23 @@ def rerank_states(
     typer.echo(f"a matching answer among the kept ones: {rs.states_oracle(records)}/{len(records)}")
 
 
+@app.command("pool")
+def pool_runs(
+    predictions: list[Path] = typer.Argument(..., help="two or more predictions.jsonl of `eval cruxeval --keep-candidates` on the same problems"),
+    evidence_weight: float = typer.Option(EVIDENCE_WEIGHT, help="log-probability taken off per argument use an answer contradicts"),
+) -> None:
+    """CruxEval pass count if one session had drawn all the runs' answers (each scored by the model that drew it; no model runs)."""
+    from train import rank_study as rs
+
+    try:
+        result = rs.pool([rs.read_kept(p) for p in predictions], evidence_weight)
+    except rs.RankStudyError as exc:
+        raise _fail(str(exc)) from None
+    alone = ", ".join(f"{n}" for n in result.alone)
+    typer.echo(f"pooled {result.runs} runs: {result.passed}/{result.problems} ({100 * result.passed / result.problems:.2f}%); "
+               f"each alone: {alone}; a passing answer in the pool: {result.oracle}")  # fmt: skip
+
+
 @app.command()
 def rerank(
     predictions: Path = typer.Argument(..., help="predictions.jsonl of `eval cruxeval --keep-candidates`"),

@@ -130,3 +130,47 @@ def rerank_states(records: list[dict[str, Any]], stale_penalty: float) -> States
 def states_oracle(records: list[dict[str, Any]]) -> int:
     """Questions with a matching answer among the kept ones: the ceiling of any ranking of these answers."""
     return sum(1 for r in records if r["matched"] or any(c.get("matched") for c in r.get("candidates") or []))
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """Several CruxEval runs' kept answers pooled per problem (`pool`)."""
+
+    runs: int
+    passed: int
+    problems: int
+    oracle: int  # problems with a passing answer in the pool
+    alone: tuple[int, ...]  # each run's own pass count
+
+
+def pooled_choice(answer_lists: list[list[dict[str, Any]]], evidence_weight: float) -> dict[str, Any] | None:
+    """The answer kept from several runs' answers to one problem: each scored by the run that drew it
+    (likelihood less `evidence_weight` per contradicted use), the mean where several drew it; the first
+    run's greedy answer wins ties. None when no run kept an answer."""
+    scores: dict[str, list[float]] = {}
+    first: dict[str, dict[str, Any]] = {}
+    for r, answers in enumerate(answer_lists):
+        for c in answers:
+            text = c["prediction"]
+            scores.setdefault(text, []).append(float(c["likelihood"]) - evidence_weight * int(c.get("violations", 0)))
+            first.setdefault(text, {**c, "greedy": bool(c.get("greedy")) and r == 0})
+    if not first:
+        return None
+    ranked = [Candidate("", sum(scores[t]) / len(scores[t]), greedy=first[t]["greedy"]) for t in first]
+    return list(first.values())[best_candidate(ranked, evidence_weight=0.0)]
+
+
+def pool(runs: list[list[dict[str, Any]]], evidence_weight: float) -> Pooled:
+    """What a decode-time ensemble of the runs' models would keep, read offline from their kept answers
+    (runs of the same problems, in the same order: `eval cruxeval --keep-candidates`)."""
+    if len(runs) < 2:
+        raise RankStudyError("pool needs two runs or more")
+    ids = [[r["id"] for r in run] for run in runs]
+    if any(other != ids[0] for other in ids[1:]):
+        raise RankStudyError("the runs are not of the same problems in the same order")
+    passed = best = 0
+    for records in zip(*runs):
+        pick = pooled_choice([r.get("candidates") or [] for r in records], evidence_weight)
+        passed += bool(pick["passed"]) if pick is not None else bool(records[0]["passed"])
+        best += any(r["passed"] or any(c.get("passed") for c in r.get("candidates") or []) for r in records)
+    return Pooled(len(runs), passed, len(ids[0]), best, tuple(sum(bool(r["passed"]) for r in run) for run in runs))
