@@ -94,3 +94,23 @@ def test_tokens_add_up_over_every_fine_tuning_stage(tmp_path: Path) -> None:
                "data": {"mask": "states", "splits": {"train": split, "heldout": split}}, "init_from": str(stage2), "init_from_summary": prior}
     text = "\n".join(training_lines(summary))
     assert "4,800 steps, 19,000,000 tokens before this run (25,000,000 over all its stages; 37,000,000 tokens in all with this run)" in text
+
+
+def test_card_names_the_companion_models_and_how_they_rank(tmp_path: Path) -> None:
+    from train.model_card import _ranked, companion_lines
+    from train.plots import _decoding_note
+
+    ckpt, other = tmp_path / "ckpt", tmp_path / "other"
+    for folder in (ckpt, other):
+        folder.mkdir()
+        (folder / "config.json").write_text("{}")
+    assert companion_lines(ckpt) == []
+    (ckpt / "ensemble.json").write_text(json.dumps({"companions": ["../other"]}))
+    [line] = companion_lines(ckpt)
+    assert "`other`" in line and "inv_step_call" in line
+    (ckpt / "ensemble.json").write_text(json.dumps({"companions": ["../gone"]}))
+    assert "gone" in companion_lines(ckpt)[0]
+    ranked = _ranked({"call_candidates": 8, "coarse_candidates": 4, "candidates": 1, "companions": ["x"]})
+    assert "8 for inv_step_call from each of 2 models" in ranked and "4 for step_return" in ranked
+    assert "from each" not in _ranked({"call_candidates": 8, "coarse_candidates": 4, "candidates": 1})
+    assert "8 answers drawn by each of 2 models" in _decoding_note({"input": {"call_candidates": 8, "companions": ["x"]}})
