@@ -2,7 +2,8 @@
 
 Everything else is in pyproject.toml. A checkout keeps `checkpoints/default/` and `examples/` at the
 top (docs and commands use those paths); `build_py` copies them into the built packages as
-`model/checkpoints/default/` and `adapter/examples/`, where `model.paths.default_checkpoint` and
+`model/checkpoints/default/` (with its companion model beside it, `model/checkpoints/companion-stage12/`,
+which `checkpoints/default/ensemble.json` names by a relative path) and `adapter/examples/`, where `model.paths.default_checkpoint` and
 `adapter.demo.default_program` look when the checkout's folders are not there (an installed
 package). An editable install reads them from the checkout and copies nothing.
 """
@@ -17,6 +18,7 @@ ROOT = Path(__file__).resolve().parent
 # (folder in the checkout, folder inside the built packages, a file that must be there)
 SHIPPED = (
     ("checkpoints/default", "model/checkpoints/default", "config.json"),
+    ("checkpoints/companion-stage12", "model/checkpoints/companion-stage12", "config.json"),  # default/ensemble.json names it
     ("examples", "adapter/examples", "demo.py"),
 )
 

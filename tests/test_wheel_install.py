@@ -37,7 +37,7 @@ def _copy_sources(target: Path) -> None:
     skip = shutil.ignore_patterns("__pycache__", "node_modules", "*.pyc")
     for name in ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "neural_debugger_cli.py"):
         shutil.copy2(ROOT / name, target / name)
-    for folder in [*_packages(), "examples", "checkpoints/default"]:
+    for folder in [*_packages(), "examples", "checkpoints/default", "checkpoints/companion-stage12"]:
         shutil.copytree(ROOT / folder, target / folder, ignore=skip)
 
 
@@ -75,9 +75,9 @@ def outside(tmp_path: Path) -> Path:
 
 
 def test_the_installed_package_is_the_wheel_with_its_data(installed: Path, outside: Path) -> None:
-    code = ("import adapter.demo, model, model.paths, tracegen.dedupe as d; "
+    code = ("import adapter.demo, model, model.ensemble, model.paths, tracegen.dedupe as d; "
             "print(model.__file__); print(model.paths.default_checkpoint()); print(adapter.demo.default_program()); "
-            "print(d.default_cruxeval_path())")  # fmt: skip
+            "print(d.default_cruxeval_path()); print(*model.ensemble.companion_folders(model.paths.default_checkpoint()))")  # fmt: skip
     lines = _run([str(installed / "python"), "-c", code], outside).stdout.splitlines()
     site = installed.parent / "lib"
     for line in lines:
@@ -85,6 +85,7 @@ def test_the_installed_package_is_the_wheel_with_its_data(installed: Path, outsi
     assert lines[1].endswith("model/checkpoints/default") and lines[2].endswith("adapter/examples/demo.py")
     assert (Path(lines[1]) / "model.safetensors").stat().st_size == (ROOT / "checkpoints/default/model.safetensors").stat().st_size
     assert (Path(lines[3]).parent / "LICENSE").is_file()
+    assert lines[4].endswith("model/checkpoints/companion-stage12")  # the shipped model's companion (ensemble.json) came along
 
 
 def _launch(client: DapTestClient, program: Path) -> dict:
