@@ -119,7 +119,7 @@ class ModelSessions:
                 self.tokenizer = self.backend.tokenizer
                 folders = companion_folders(folder) if companions is None else companions
                 self.companions = load_companions(folders, self.tokenizer, threads=threads, seed=sampling.seed, seed_per_draw=sampling.per_draw)
-                self.companion_folders = [str(f) for f in folders]
+                self.companion_folders = [_shown(f) for f in folders]
             else:
                 if companions:
                     raise _fail("--companion needs --backend transformers")
@@ -161,6 +161,12 @@ class ModelSessions:
             self.backend.close()
         for companion in self.companions:
             companion.close()
+
+
+def _shown(folder: Path) -> str:
+    """A folder as a summary records it: relative to the working directory when inside it (a checkout's checkpoints/...)."""
+    path = Path(folder).resolve()
+    return str(path.relative_to(Path.cwd().resolve())) if path.is_relative_to(Path.cwd().resolve()) else str(path)
 
 
 def _check_backend(backend: str) -> None:
