@@ -52,7 +52,8 @@ def companion_folders(checkpoint: str | Path) -> list[Path]:
     for name in spec.companions:
         companion = (folder / name).resolve()
         if not (companion / "config.json").is_file():
-            raise EnsembleError(f"{path} names the companion checkpoint {name!r}, which is not a checkpoint folder ({companion})")
+            raise EnsembleError(f"{path} names the companion checkpoint {name!r}, which is not a checkpoint folder ({companion}): "
+                                "copy the companion folder beside this one, or remove ensemble.json to use this model alone")
         out.append(companion)
     return out
 

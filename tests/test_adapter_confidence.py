@@ -38,7 +38,8 @@ def shipped_calibrated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (Path(DEFAULT_CHECKPOINT) / "config.json").is_file():
         pytest.skip("no shipped model in checkpoints/default")
     folder = tmp_path_factory.mktemp("shipped") / "ckpt"
-    shutil.copytree(DEFAULT_CHECKPOINT, folder, ignore=shutil.ignore_patterns("calibration.json", "*.jsonl"))
+    # the model alone: its ensemble.json names a companion folder beside the original, not beside this copy
+    shutil.copytree(DEFAULT_CHECKPOINT, folder, ignore=shutil.ignore_patterns("calibration.json", "*.jsonl", "ensemble.json"))
     Calibration(fields={"location": _constant(0.64), "variable": _constant(0.3)}).save(folder)
     return folder
 
