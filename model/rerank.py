@@ -27,7 +27,8 @@ loop ran at least one more iteration and changed nothing, which recorded runs ra
 such loop-backs in `tracegen synth --count 1500 --seed 999`), but the model, copying the previous
 locals, answers it often: soft, since a loop over equal items does it.
 
-Nothing is run: every number is a probability under the one model, or read from the source. The greedy answer wins ties,
+Nothing is run: every number is a probability under the model (the mean under the session's model and its
+companions after `inv_step_call`, `model.ensemble`), or read from the source. The greedy answer wins ties,
 and is kept when no candidate can be scored (a backend without teacher forcing, a prompt too long).
 """
 from __future__ import annotations

@@ -140,7 +140,7 @@ class NeuralDebugger:
         self.check_weight = float(check_weight)  # weight of a backward check where one exists (model.rerank)
         self.evidence_weight = float(evidence_weight)  # taken off per argument use an answer contradicts (model.arg_evidence)
         self.stale_penalty = float(stale_penalty)  # taken off a coarse action's answer that loops back changing nothing (model.rerank)
-        # other models (same tokenizer) that also draw answers after `ensemble_kinds`, every answer scored by the mean under all (model.rerank)
+        # other models (same tokenizer) that also draw answers after `ensemble_kinds`, every answer scored by the mean under all (model.ensemble)
         self.companions: list[Backend] = list(companions)
         self.ensemble_kinds = frozenset(ensemble_kinds)
         self.calibration = calibration or Calibration()
