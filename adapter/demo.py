@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -70,7 +71,10 @@ def _open_predicted(program: Program, model: Optional[Path], console: Console) -
     if (checkpoint / "config.json").is_file():
         config = LaunchConfig(program=str(program.path), backend="transformers", model=str(checkpoint))
         console.print(f"[bold]predicted[/]: the model in {checkpoint} (transformers, CPU)")
-        return open_session(config, program), "neural"
+        session = open_session(config, program)
+        for notice in getattr(session, "notices", ()):  # e.g. a companion model left out
+            console.print(f"[yellow]{escape(notice)}[/]")
+        return session, "neural"
     if model is not None:
         raise LaunchError(f"model folder not found or not a checkpoint: {model}")
     console.print(f"[yellow]No model: {missing_shipped_model()}. The predicted column comes from the oracle backend "

@@ -265,6 +265,9 @@ class DapHandler:
         if config.backend != "oracle":
             await self.output(f"neural debugger: loading the {config.backend} backend...\n")
         session = await self._in_thread(open_session, config, program)
+        for notice in getattr(session, "notices", ()):  # e.g. a companion model left out: the session still works
+            self.log.warning("session notice: %s", notice)
+            await self.output(f"neural debugger: {notice}\n")
         run = _Run(config=config, program=program, session=session)
         self._apply_breakpoints(run)
         if config.compare_with == "debugpy":

@@ -36,7 +36,7 @@ def time_stops(checkpoint: Path, problems: list, count: int, companions: list[Pa
     from train import cruxeval as cx
 
     backend = HFBackend(checkpoint, threads=1)
-    others = load_companions(companions, backend.tokenizer, threads=1)
+    others = load_companions(companions, backend.tokenizer, threads=1).backends
     times: dict[str, list[float]] = {"inv_step_call": [], "step_return": []}
     for problem in problems:
         posed = cx.pose(problem, "input")
@@ -80,7 +80,10 @@ def main() -> None:
     checkpoint = resolve_checkpoint(args.checkpoint)
     problems = cx.load_problems(ROOT / "tracegen" / "cruxeval" / "cruxeval.jsonl", args.problems)
     counts = [int(c) for c in args.counts.split(",")]
-    companions = companion_folders(checkpoint) if args.ensemble else []
+    found = companion_folders(checkpoint)
+    if args.ensemble and found.problems:
+        parser.error("; ".join(found.problems))
+    companions = found.folders if args.ensemble else []
     if args.ensemble and not companions:
         parser.error(f"{checkpoint} names no companion models (no ensemble.json)")
     runs = [(count, []) for count in counts] + [(count, companions) for count in counts if companions]

@@ -9,13 +9,17 @@ A checkpoint folder names its companions in ``ensemble.json``::
 
     {"companions": ["../companion-stage12"]}
 
-paths relative to the checkpoint folder. A folder without the file has none; a named folder that
-is missing is an error (`EnsembleError`), never silently a smaller ensemble.
+paths relative to the checkpoint folder. A folder without the file has none. A checkpoint is often
+copied alone, so a companion that the file names but that is missing, unreadable or has another
+tokenizer is left out with a notice saying why (`Companions.problems`, shown to the user): the model
+then answers alone, which is still a working debugger. Companions asked for by name
+(`load_companions(..., strict=True)`) fail loudly instead (`EnsembleError`).
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,24 +42,39 @@ class EnsembleSpec(BaseModel):
     companions: list[str] = []
 
 
-def companion_folders(checkpoint: str | Path) -> list[Path]:
-    """The companion checkpoint folders `checkpoint`'s ``ensemble.json`` names (none without the file)."""
+@dataclass
+class Companions:
+    """Companion checkpoints found (or loaded), and why any that ``ensemble.json`` names were left out."""
+
+    folders: list[Path] = field(default_factory=list)
+    backends: list[Any] = field(default_factory=list)  # one loaded backend per folder (`load_companions`)
+    problems: list[str] = field(default_factory=list)  # one line each, for the user: the model answers without them
+
+
+def companion_folders(checkpoint: str | Path) -> Companions:
+    """The companion checkpoint folders `checkpoint`'s ``ensemble.json`` names (none without the file).
+
+    Never raises: an unreadable file or a named folder that is not a checkpoint becomes a problem line.
+    """
     folder = Path(checkpoint)
     path = folder / ENSEMBLE_FILE
+    found = Companions()
     if not path.is_file():
-        return []
+        return found
     try:
         spec = EnsembleSpec.model_validate(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValidationError) as exc:
-        raise EnsembleError(f"cannot read {path}: {exc}") from None
-    out = []
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        found.problems.append(f"cannot read {path} ({first}): the model answers without companion models")
+        return found
     for name in spec.companions:
         companion = (folder / name).resolve()
-        if not (companion / "config.json").is_file():
-            raise EnsembleError(f"{path} names the companion checkpoint {name!r}, which is not a checkpoint folder ({companion}): "
-                                "copy the companion folder beside this one, or remove ensemble.json to use this model alone")
-        out.append(companion)
-    return out
+        if (companion / "config.json").is_file():
+            found.folders.append(companion)
+        else:
+            found.problems.append(f"{path} names the companion checkpoint {name!r}, which is not a checkpoint folder ({companion}): "
+                                  "the model answers without it (copy the companion folder beside this one, or remove ensemble.json)")
+    return found
 
 
 def same_vocabulary(a: Any, b: Any) -> bool:
@@ -63,15 +82,39 @@ def same_vocabulary(a: Any, b: Any) -> bool:
     return bool(a.get_vocab() == b.get_vocab())
 
 
-def load_companions(folders: Sequence[str | Path], tokenizer: Any, **hf_options: Any) -> list[Any]:
-    """An `HFBackend` per folder (`hf_options`: its keywords), each checked to share `tokenizer`'s vocabulary."""
+def load_companions(folders: Sequence[str | Path], tokenizer: Any, *, strict: bool = True, **hf_options: Any) -> Companions:
+    """An `HFBackend` per folder (`hf_options`: its keywords), each checked to share `tokenizer`'s vocabulary.
+
+    strict: a folder that cannot be loaded, or has another tokenizer, raises `EnsembleError`; otherwise it
+    is left out and the reason added to the result's `problems`.
+    """
     from model.backends.hf import HFBackend
 
-    out = []
+    out = Companions()
     for folder in folders:
-        backend = HFBackend(folder, **hf_options)
+        try:
+            backend = HFBackend(folder, **hf_options)
+        except BackendError as exc:
+            problem = f"companion model: {exc}"
+            if strict:
+                raise EnsembleError(problem) from None
+            out.problems.append(problem + ": the model answers without it")
+            continue
         if not same_vocabulary(backend.tokenizer, tokenizer):
             backend.close()
-            raise EnsembleError(f"the companion checkpoint {folder} has another tokenizer than the session's model: its answers cannot be scored together")
-        out.append(backend)
+            problem = f"the companion checkpoint {folder} has another tokenizer than the session's model: its answers cannot be scored together"
+            if strict:
+                raise EnsembleError(problem)
+            out.problems.append(problem + "; the model answers without it")
+            continue
+        out.folders.append(Path(folder))
+        out.backends.append(backend)
     return out
+
+
+def named_companions(checkpoint: str | Path, tokenizer: Any, **hf_options: Any) -> Companions:
+    """The companions `checkpoint`'s ``ensemble.json`` names, loaded; any that cannot be used are problems, never errors."""
+    found = companion_folders(checkpoint)
+    loaded = load_companions(found.folders, tokenizer, strict=False, **hf_options)
+    loaded.problems[:0] = found.problems
+    return loaded

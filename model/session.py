@@ -26,7 +26,7 @@ from model.backends.base import Backend, BackendError, Generation, Scorer
 from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
 from model.cut_values import runaway
-from model.ensemble import companion_folders, load_companions
+from model.ensemble import load_companions, named_companions
 from model.listing import STATE_RESERVE, Listing, window_listing
 from model.arg_evidence import uses_at, violations
 from model.rerank import (CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, SAMPLE_TEMPERATURE, STALE_PENALTY, Candidate,
@@ -143,6 +143,7 @@ class NeuralDebugger:
         # other models (same tokenizer) that also draw answers after `ensemble_kinds`, every answer scored by the mean under all (model.ensemble)
         self.companions: list[Backend] = list(companions)
         self.ensemble_kinds = frozenset(ensemble_kinds)
+        self.notices: list[str] = []  # lines for the user about how the session was set up (e.g. a companion left out)
         self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
         self.program = program
@@ -192,8 +193,9 @@ class NeuralDebugger:
         backend: "transformers" (in-process, CPU or CUDA), "vllm" (a `vllm serve` at `vllm_url`)
         or "vllm-engine" (vLLM in this process). timeout: seconds each request to the vLLM server may
         take before the step fails (backend "vllm" only). companions: checkpoint folders that draw and
-        score a call's arguments too (`model.ensemble`); None: those the folder's ensemble.json names
-        (the transformers backend only: a vLLM backend serves one model). Other options go to `NeuralDebugger`.
+        score a call's arguments too (`model.ensemble`; a folder that cannot be used is an error); None: those
+        the folder's ensemble.json names, any that cannot be used left out with a line in the session's
+        `notices` (the transformers backend only: a vLLM backend serves one model). Other options go to `NeuralDebugger`.
         """
         if program is None:
             if path is None:
@@ -202,14 +204,19 @@ class NeuralDebugger:
                 program = Path(path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 raise SessionError(f"cannot read the program {path}: {exc}") from None
+        notices: list[str] = []
         try:
             if backend == "transformers":
                 from model.backends.hf import HFBackend
 
                 model: Backend = HFBackend(folder, device=device, seed=seed)
                 tokenizer = model.tokenizer  # type: ignore[attr-defined]
-                folders = companion_folders(folder) if companions is None else list(companions)
-                options["companions"] = load_companions(folders, tokenizer, device=device, seed=seed)
+                if companions is None:  # those ensemble.json names: one that cannot be used is a notice, not an error
+                    loaded = named_companions(folder, tokenizer, device=device, seed=seed)
+                else:
+                    loaded = load_companions(list(companions), tokenizer, device=device, seed=seed)
+                options["companions"] = loaded.backends
+                notices = loaded.problems
             elif companions:
                 raise SessionError(f"companion models need the transformers backend, not {backend!r}")
             elif backend == "vllm":
@@ -230,7 +237,9 @@ class NeuralDebugger:
         except BackendError as exc:
             raise SessionError(str(exc)) from None
         options.setdefault("calibration", Calibration.load(folder))
-        return cls(model, tokenizer, program, path, **options)
+        session = cls(model, tokenizer, program, path, **options)
+        session.notices.extend(notices)
+        return session
 
     # ------------------------------------------------------------- protocol
 

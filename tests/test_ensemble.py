@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from model.backends.hf import HFBackend
-from model.ensemble import ENSEMBLE_FILE, EnsembleError, companion_folders, load_companions, same_vocabulary
+from model.ensemble import ENSEMBLE_FILE, Companions, EnsembleError, companion_folders, load_companions, named_companions, same_vocabulary
 from model.session import NeuralDebugger
 from model.session_api import SessionError
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
@@ -33,7 +33,7 @@ def _returned() -> State:
 
 def _session(main: Path, companion: Path, **options: object) -> NeuralDebugger:
     backend = HFBackend(main)
-    companions = load_companions([companion], backend.tokenizer)
+    companions = load_companions([companion], backend.tokenizer).backends
     return NeuralDebugger(backend, backend.tokenizer, PROGRAM, max_state_tokens=64, companions=companions, **options)
 
 
@@ -84,19 +84,21 @@ def test_companions_stay_out_of_other_actions(tiny_checkpoint: Path, companion_c
 
 
 def test_a_checkpoint_names_its_companions(tmp_path: Path, tiny_checkpoint: Path) -> None:
+    """ensemble.json's folders are found; a missing folder or an unreadable file is a problem line, never an exception."""
     main = tmp_path / "main"
     shutil.copytree(tiny_checkpoint, main)
-    assert companion_folders(main) == []  # no ensemble.json: none
+    assert companion_folders(main) == Companions()  # no ensemble.json: none, no problem
     shutil.copytree(tiny_checkpoint, tmp_path / "other")
     (main / ENSEMBLE_FILE).write_text(json.dumps({"companions": ["../other"]}))
-    assert companion_folders(main) == [(tmp_path / "other").resolve()]
-    (main / ENSEMBLE_FILE).write_text(json.dumps({"companions": ["../missing"]}))
-    with pytest.raises(EnsembleError, match="missing"):
-        companion_folders(main)
-    for bad in ("{not json", json.dumps({"companions": "../other"}), json.dumps({"models": []})):
-        (main / ENSEMBLE_FILE).write_text(bad)
-        with pytest.raises(EnsembleError, match="cannot read"):
-            companion_folders(main)
+    assert companion_folders(main) == Companions(folders=[(tmp_path / "other").resolve()])
+    (main / ENSEMBLE_FILE).write_text(json.dumps({"companions": ["../missing", "../other"]}))
+    found = companion_folders(main)
+    assert found.folders == [(tmp_path / "other").resolve()]
+    assert len(found.problems) == 1 and "'../missing'" in found.problems[0] and "without it" in found.problems[0]
+    for bad in ("{not json", json.dumps({"companions": "../other"}), json.dumps({"models": []}), "\udcff"):
+        (main / ENSEMBLE_FILE).write_text(bad, errors="surrogateescape")
+        found = companion_folders(main)
+        assert found.folders == [] and len(found.problems) == 1 and found.problems[0].startswith("cannot read"), found
 
 
 def test_a_companion_with_another_tokenizer_is_refused(tmp_path: Path, tiny_checkpoint: Path) -> None:
@@ -111,6 +113,16 @@ def test_a_companion_with_another_tokenizer_is_refused(tmp_path: Path, tiny_chec
     assert same_vocabulary(main.tokenizer, HFBackend(tiny_checkpoint).tokenizer)
     with pytest.raises(EnsembleError, match="another tokenizer"):
         load_companions([other], main.tokenizer)
+    with pytest.raises(EnsembleError, match="not a checkpoint folder"):
+        load_companions([tmp_path / "nowhere"], main.tokenizer)
+    lenient = load_companions([other, tmp_path / "nowhere", tiny_checkpoint], main.tokenizer, strict=False)
+    assert lenient.folders == [tiny_checkpoint] and len(lenient.backends) == 1
+    assert "another tokenizer" in lenient.problems[0] and "nowhere" in lenient.problems[1]
+    (tmp_path / "main").mkdir()
+    (tmp_path / "main" / ENSEMBLE_FILE).write_text(json.dumps({"companions": ["../other", "../gone"]}))
+    named = named_companions(tmp_path / "main", main.tokenizer)  # both left out, each with its reason
+    assert named.backends == [] and len(named.problems) == 2
+    assert "'../gone'" in named.problems[0] and "another tokenizer" in named.problems[1]
 
 
 def _problems(tmp_path: Path) -> Path:
@@ -137,7 +149,10 @@ def test_eval_takes_the_checkpoints_companions_unless_told(tmp_path: Path, tiny_
         assert done.returncode == 0, done.stderr
         assert json.loads((tmp_path / name / "summary.json").read_text())["companions"] == expected
     (main / ENSEMBLE_FILE).write_text(json.dumps({"companions": ["../nowhere"]}))
-    done = _cruxeval(tmp_path, main, "bad")
+    done = _cruxeval(tmp_path, main, "copied")  # a checkpoint copied without its companion: a warning, the model alone
+    assert done.returncode == 0 and "warning:" in done.stderr and "nowhere" in done.stderr, done.stderr
+    assert json.loads((tmp_path / "copied" / "summary.json").read_text())["companions"] == []
+    done = _cruxeval(tmp_path, main, "bad", "--companion", str(tmp_path / "nowhere"))  # asked for by name: an error
     assert done.returncode == 2 and "nowhere" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -148,8 +163,35 @@ def test_a_session_from_a_checkpoint_loads_its_companions(tmp_path: Path, tiny_c
     (main / ENSEMBLE_FILE).write_text(json.dumps({"companions": [str(companion_checkpoint)]}))
     assert len(NeuralDebugger.from_checkpoint(main, PROGRAM).companions) == 1
     assert NeuralDebugger.from_checkpoint(main, PROGRAM, companions=()).companions == []
-    (main / ENSEMBLE_FILE).write_text("[")
-    with pytest.raises(SessionError, match="cannot read"):
-        NeuralDebugger.from_checkpoint(main, PROGRAM)
+    assert NeuralDebugger.from_checkpoint(main, PROGRAM).notices == []
+    for text in ("[", json.dumps({"companions": ["../gone"]})):  # unreadable, or a companion not copied along: the model alone, and a notice
+        (main / ENSEMBLE_FILE).write_text(text)
+        session = NeuralDebugger.from_checkpoint(main, PROGRAM)
+        assert session.companions == [] and len(session.notices) == 1, session.notices
+        assert session.start().top is not None
+    with pytest.raises(SessionError, match="not a checkpoint folder"):
+        NeuralDebugger.from_checkpoint(main, PROGRAM, companions=[tmp_path / "gone"])
     with pytest.raises(SessionError, match="transformers backend"):
         NeuralDebugger.from_checkpoint(main, PROGRAM, backend="vllm", vllm_url="http://127.0.0.1:9", companions=[companion_checkpoint])
+
+
+def test_the_adapter_says_when_a_companion_is_left_out(tmp_path: Path, tiny_checkpoint: Path) -> None:
+    """A launch on a checkpoint copied without its companion succeeds, says why in the Debug Console, and steps."""
+    from tests.dap_client import TcpAdapter
+
+    main = tmp_path / "main"
+    shutil.copytree(tiny_checkpoint, main)
+    (main / ENSEMBLE_FILE).write_text(json.dumps({"companions": ["../companion-gone"]}))
+    program = tmp_path / "prog.py"
+    program.write_text(PROGRAM)
+    with TcpAdapter() as adapter, adapter.client() as client:
+        client.ok("initialize", {"adapterID": "neural"})
+        assert client.request("launch", {"program": str(program), "model": str(main), "stopOnEntry": True})["success"]
+        client.wait_event("initialized")
+        client.ok("configurationDone")
+        assert client.wait_event("stopped")["body"]["reason"] == "entry"
+        console = [e["body"]["output"] for e in client.drain("output") if e["body"].get("category") == "console"]
+        assert any("companion-gone" in line and "without it" in line for line in console), console
+        client.ok("next", {"threadId": 1})
+        client.wait_event("stopped")
+        client.ok("disconnect")

@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from model.ensemble import companion_folders, load_companions
+from model.ensemble import load_companions, named_companions
 from model.paths import DEFAULT_CHECKPOINT
 from model.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY
 from tracegen.dedupe import BUNDLED_CRUXEVAL, default_cruxeval_path
@@ -117,9 +117,15 @@ class ModelSessions:
 
                 self.backend = HFBackend(folder, threads=threads, seed=sampling.seed, seed_per_draw=sampling.per_draw)
                 self.tokenizer = self.backend.tokenizer
-                folders = companion_folders(folder) if companions is None else companions
-                self.companions = load_companions(folders, self.tokenizer, threads=threads, seed=sampling.seed, seed_per_draw=sampling.per_draw)
-                self.companion_folders = [_shown(f) for f in folders]
+                hf_options = {"threads": threads, "seed": sampling.seed, "seed_per_draw": sampling.per_draw}
+                if companions is None:  # those ensemble.json names; one that cannot be used is a warning (the model answers alone)
+                    loaded = named_companions(folder, self.tokenizer, **hf_options)
+                else:
+                    loaded = load_companions(companions, self.tokenizer, **hf_options)
+                for problem in loaded.problems:
+                    typer.echo(f"warning: {problem}", err=True)
+                self.companions = loaded.backends
+                self.companion_folders = [_shown(f) for f in loaded.folders]
             else:
                 if companions:
                     raise _fail("--companion needs --backend transformers")

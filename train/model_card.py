@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from model.ensemble import EnsembleError, companion_folders
+from model.ensemble import companion_folders
 from train.plots import _decoding_note
 from train.spread import collect, spread_section
 
@@ -151,10 +151,10 @@ def cruxeval_lines(results: Path) -> list[str]:
 
 def companion_lines(ckpt: Path) -> list[str]:
     """The companion models the checkpoint's ensemble.json names (`model.ensemble`), if any."""
-    try:
-        folders = companion_folders(ckpt)
-    except EnsembleError as exc:
-        return [f"- companion models: {exc}"]
+    found = companion_folders(ckpt)
+    folders = found.folders
+    if found.problems:
+        return [f"- companion models: {problem}" for problem in found.problems]
     if not folders:
         return []
     names = ", ".join(f"`{f.name}`" for f in folders)
