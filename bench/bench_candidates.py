@@ -80,12 +80,12 @@ def main() -> None:
     checkpoint = resolve_checkpoint(args.checkpoint)
     problems = cx.load_problems(ROOT / "tracegen" / "cruxeval" / "cruxeval.jsonl", args.problems)
     counts = [int(c) for c in args.counts.split(",")]
-    found = companion_folders(checkpoint)
-    if args.ensemble and found.problems:
-        parser.error("; ".join(found.problems))
-    companions = found.folders if args.ensemble else []
-    if args.ensemble and not companions:
-        parser.error(f"{checkpoint} names no companion models (no ensemble.json)")
+    companions: list[Path] = []
+    if args.ensemble:
+        found = companion_folders(checkpoint)
+        if found.problems or not found.folders:
+            parser.error("; ".join(found.problems) or f"{checkpoint} names no companion models (no ensemble.json)")
+        companions = found.folders
     runs = [(count, []) for count in counts] + [(count, companions) for count in counts if companions]
     results = {(str(count) + ("+" if others else "")): time_stops(checkpoint, problems, count, others) for count, others in runs}
     base = {stop: statistics.median(values) for stop, values in results[str(counts[0])].items()}

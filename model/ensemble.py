@@ -88,28 +88,32 @@ def load_companions(folders: Sequence[str | Path], tokenizer: Any, *, strict: bo
     strict: a folder that cannot be loaded, or has another tokenizer, raises `EnsembleError`; otherwise it
     is left out and the reason added to the result's `problems`.
     """
-    from model.backends.hf import HFBackend
-
     out = Companions()
     for folder in folders:
         try:
-            backend = HFBackend(folder, **hf_options)
-        except BackendError as exc:
-            problem = f"companion model: {exc}"
+            backend = _load_companion(folder, tokenizer, **hf_options)
+        except EnsembleError as exc:
             if strict:
-                raise EnsembleError(problem) from None
-            out.problems.append(problem + ": the model answers without it")
-            continue
-        if not same_vocabulary(backend.tokenizer, tokenizer):
-            backend.close()
-            problem = f"the companion checkpoint {folder} has another tokenizer than the session's model: its answers cannot be scored together"
-            if strict:
-                raise EnsembleError(problem)
-            out.problems.append(problem + "; the model answers without it")
+                raise
+            out.problems.append(f"{exc}; the model answers without it")
             continue
         out.folders.append(Path(folder))
         out.backends.append(backend)
     return out
+
+
+def _load_companion(folder: str | Path, tokenizer: Any, **hf_options: Any) -> Any:
+    """One companion's `HFBackend`; `EnsembleError` when it cannot be loaded or has another tokenizer than `tokenizer`."""
+    from model.backends.hf import HFBackend
+
+    try:
+        backend = HFBackend(folder, **hf_options)
+    except BackendError as exc:
+        raise EnsembleError(f"companion model: {exc}") from None
+    if not same_vocabulary(backend.tokenizer, tokenizer):
+        backend.close()
+        raise EnsembleError(f"the companion checkpoint {folder} has another tokenizer than the session's model: its answers cannot be scored together")
+    return backend
 
 
 def named_companions(checkpoint: str | Path, tokenizer: Any, **hf_options: Any) -> Companions:
