@@ -9,13 +9,13 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-import click
 import typer
 
 from adapter.mcp_server.server import ServerSettings, build_server
 
 app = typer.Typer(add_completion=False, help="Serve the neural debugger as MCP tools for coding agents (stdio, or --http PORT).")
 HOST = "127.0.0.1"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 @app.command()
@@ -25,11 +25,13 @@ def mcp(
     max_sessions: int = typer.Option(4, "--max-sessions", min=1, max=64, help="Debugging sessions open at once."),
     idle_seconds: float = typer.Option(900.0, "--idle-seconds", min=1.0, help="End a session after this long without a call."),
     value_limit: int = typer.Option(200, "--value-limit", min=16, help="Characters of a value shown in a stop before it is cut."),
-    log_level: str = typer.Option("WARNING", "--log-level", help="DEBUG, INFO, WARNING or ERROR (to stderr).",
-                                  click_type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False)),
+    log_level: str = typer.Option("WARNING", "--log-level", help="DEBUG, INFO, WARNING or ERROR (to stderr)."),
 ) -> None:
     """Serve the MCP tools: start_session, step, get_stack, get_variables, evaluate, set_variable, end_session,
     predict_call, predict_inputs, verify."""
+    if log_level.upper() not in LOG_LEVELS:
+        print(f"neural-debugger mcp: --log-level must be one of {', '.join(LOG_LEVELS)}", file=sys.stderr)
+        raise SystemExit(2)
     if model is not None and not (model / "config.json").is_file():
         print(f"neural-debugger mcp: not a checkpoint folder (no config.json): {model}", file=sys.stderr)
         raise SystemExit(2)
