@@ -125,7 +125,8 @@ def test_neural_session_is_well_formed_and_verifies(tiny_checkpoint: Path, progr
             assert (await call(client, "evaluate", session_id=sid, expression="probe[1]")) == \
                    {"expression": "probe[1]", "value": "2", "truncated": False, "confidence": 1.0}  # fmt: skip
         report = await call(client, "verify", session_id=sid)
-        assert report["stops"] == taken and report["matched"] + len(report["divergences"]) == taken
+        assert report["matched"] + len(report["divergences"]) == report["stops"]
+        assert report["stops"] == taken or "had ended" in report["note"]  # the real run can end before a wrong prediction does
         assert all(d["real"]["reason"] for d in report["divergences"])
         await call(client, "end_session", session_id=sid)
         assert "no session" in await error(client, "step", session_id=sid)

@@ -46,7 +46,8 @@ async def agent_session(client: Client, program: Path) -> None:
         stops += 1
         assert 0.0 <= stop["confidence"] <= 1.0 and stop["reason"] in {"step", "breakpoint", "exception", "exited"}
     report = await ok(client, "verify", session_id=sid)
-    assert report["stops"] == stops and report["matched"] + len(report["divergences"]) == stops
+    assert report["matched"] + len(report["divergences"]) == report["stops"]
+    assert report["stops"] == stops or "had ended" in report["note"]  # the real run can end before a wrong prediction does
     answer = await ok(client, "predict_call", source=SOURCE, call="scale([4], 2)")
     assert 0.0 <= answer["confidence"] <= 1.0
     inputs = await ok(client, "predict_inputs", source=SOURCE, function="scale", output="[2, 4]", candidates=2)
