@@ -26,7 +26,7 @@ from pydantic import Field
 from adapter.evaluate import EvaluateError, evaluate_path, module_frame_index, parse_path
 from adapter.launch_config import LaunchError, load_program, open_session, parse_config
 from adapter.mcp_server.calls import CallError, pose_call, pose_inputs, run_call, run_inputs
-from adapter.mcp_server.results import (ArgumentsCandidate, CallResult, Divergence, EvaluateResult, FrameOut, InputsResult, SessionEnded,
+from adapter.mcp_server.results import (ArgumentsCandidate, CallResult, Divergence, EvaluateResult, InputsResult, SessionEnded,
                                         SessionStarted, StackResult, StepResult, Stop, Variable, VariablesResult, VerifyResult, cut, stop_of)  # fmt: skip
 from adapter.mcp_server.sessions import OpenSession, RegistryError, SessionRegistry
 from adapter.mcp_server.verify import verify_trail
@@ -43,7 +43,6 @@ INSTRUCTIONS = (
 )
 ACTIONS: dict[str, ActionKind] = {"in": ActionKind.STEP_INTO, "over": ActionKind.STEP_OVER, "out": ActionKind.STEP_RETURN,
                                   "continue": ActionKind.CONTINUE}  # fmt: skip
-BACKENDS = ("neural", "debugpy", "compare")
 MAX_PATH = 4096
 MAX_SOURCE = 200_000
 MAX_TEXT = 20_000
