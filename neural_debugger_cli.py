@@ -11,6 +11,7 @@ import sys
 # command name -> ("module:attribute" of a typer.Typer, one-line help shown by --help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "dap": ("adapter.cli:app", "Serve the Debug Adapter Protocol on stdio (or --port N on 127.0.0.1)."),
+    "mcp": ("adapter.mcp_server.cli:app", "Serve MCP tools for coding agents: step through code, predict calls, verify (stdio or --http PORT)."),
     "demo": ("adapter.demo:app", "Step through an example program with the shipped model, predicted vs real."),
     "tracegen": ("tracegen.cli:app", "Record real debugger sessions (record) and make training data (synth)."),
     "serve-model": ("model.cli:app", "Serve a checkpoint with vLLM (GPU)."),

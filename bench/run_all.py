@@ -14,6 +14,8 @@ ratio between the two (timings on a shared machine swing; ratios measured togeth
 * training: tokens/s of the `tiny` preset over a short run on toy trajectories (train.loop).
 * CruxEval: wall time per problem on the first --cruxeval-limit problems, the model against the
   oracle session (train.cruxeval, output prediction).
+* MCP predict_call: right answers and p50 latency on held-out synthetic crux-kind calls, the model
+  against running them under the recorder (bench/bench_mcp_calls.py).
 
 The model is checkpoints/default when it has been trained, else a tiny random checkpoint built on
 the fly (its timings are then indicative only, and the table says so). The table goes between
@@ -177,6 +179,17 @@ def cruxeval_wall_time(checkpoint: Path, limit: int, problems_path: Path) -> lis
                 f"{len(problems)} problems; passed {model_pass} (model) / {oracle_pass} (oracle); scoring included")]
 
 
+def mcp_predict_call(checkpoint: Path, count: int) -> list[Row]:
+    import bench_mcp_calls
+
+    m = bench_mcp_calls.measure(checkpoint, count)
+    note = f"{m['n']} synthetic crux-kind calls, seed {m['seed']} (bench/bench_mcp_calls.py)"
+    return [Row("MCP predict_call: right answers", f"{m['accuracy']}% ({m['right']}/{m['n']})", "100% (the recorder runs the call)", "",
+                note + f"; mean confidence {m['mean_confidence_right']} when right, {m['mean_confidence_wrong']} when wrong"),
+            Row("MCP predict_call: p50 latency", f"{m['model_p50_s']:.2f} s", f"{m['recorder_p50_s']:.2f} s (recorder)",
+                f"{m['model_p50_s'] / m['recorder_p50_s']:.1f}x", note + "; the model loaded once, as the server does")]
+
+
 # ------------------------------------------------------------------------------ the table
 
 
@@ -222,6 +235,7 @@ def main() -> int:
             ("tracegen", lambda: tracegen_throughput(sorted((ROOT / "examples").glob("*.py"))[: 2 if quick else 5], 20 if quick else 40)),
             ("training", lambda: training_throughput(tmp / "train", 4 if quick else 10)),
             ("cruxeval", lambda: cruxeval_wall_time(checkpoint, 2 if quick else args.cruxeval_limit, args.cruxeval)),
+            ("mcp predict_call", lambda: mcp_predict_call(checkpoint, 3 if quick else 10)),
         ]
         for title, measure in sections:
             print(f"== {title}", flush=True)
