@@ -68,7 +68,7 @@ e2e: setup vsix
 # `make results CRUXEVAL_LIMIT=100` is a quick look (the table then says n=100).
 # EVAL_WORKERS=2 runs two model processes (one per core).
 # `make results-oracle` reruns the recorder's check of posing and scoring (~25 min; kept in results/).
-.PHONY: results results-oracle results-realworld
+.PHONY: results results-oracle results-realworld results-everyday
 RESULTS_MODEL ?= checkpoints/default
 CRUXEVAL_LIMIT ?=
 FIDELITY_PROGRAMS ?= examples
@@ -87,6 +87,7 @@ results: setup
 	$(BIN)/neural-debugger tracegen synth --count 200 --per-program 4 --seed 12345 --out data/heldout-next-state --no-progress
 	$(EVAL) next-state --trajectories data/heldout-next-state --model $(RESULTS_MODEL) --limit $(NEXT_STATE_LIMIT) --seed 0 --out results/next-state
 	$(MAKE) --no-print-directory results-realworld
+	$(MAKE) --no-print-directory results-everyday
 	$(EVAL) plots --results results --readme README.md
 	$(BIN)/python -m train.model_card $(RESULTS_MODEL) --results results --notes docs/model-notes.md
 
@@ -96,6 +97,10 @@ results-realworld: setup
 	$(BIN)/neural-debugger tracegen realworld --out data/realworld
 	$(EVAL) fidelity --programs data/realworld/long --model $(RESULTS_MODEL) --seed 0 --scripts 1 --max-steps 12 --free-running --no-progress --out results/realworld-long
 	$(EVAL) fidelity --programs data/realworld/projects --model $(RESULTS_MODEL) --seed 0 --scripts 1 --max-steps 12 --free-running --no-progress --out results/realworld-projects
+
+# The everyday set: 24 short hand-written programs in tracegen/everyday/ (evaluation only), free-running.
+results-everyday: setup
+	$(EVAL) fidelity --programs tracegen/everyday --model $(RESULTS_MODEL) --seed 0 --scripts 1 --max-steps 12 --free-running --no-progress --out results/everyday
 
 results-oracle: setup
 	$(EVAL) cruxeval --mode output --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-output

@@ -64,6 +64,19 @@ def test_realworld_table_appears_when_its_summaries_exist(tmp_path):
     assert "Real-world code" not in results_markdown({})
 
 
+def test_everyday_row_appears_when_its_summary_exists(tmp_path):
+    from train.plots import load_summaries, results_markdown
+
+    (tmp_path / "everyday").mkdir()
+    summary = {"overall": {"stops": 80, "location": 0.5, "locals": 0.25, "state": 0.125}, "programs_used": 24, "scripts": 1,
+               "seed": 0, "max_steps": 12, "free_running": True, "model": "m"}
+    (tmp_path / "everyday" / "summary.json").write_text(json.dumps(summary))
+    text = results_markdown(load_summaries(tmp_path))
+    assert "## Everyday programs" in text and "free-running" in text
+    assert "| everyday (24) | 80 | 50.0 | 25.0 | 12.5 |" in text
+    assert "Everyday programs" not in results_markdown({})
+
+
 def test_the_table_says_how_answers_were_decoded() -> None:
     from train.plots import _decoding_note
 

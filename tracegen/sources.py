@@ -57,7 +57,7 @@ class ProgramSpec:
 
     @property
     def synthetic(self) -> bool:
-        return self.kind in ("crux", "multi", "project", "long")
+        return self.kind in ("crux", "multi", "project", "long", "everyday")
 
     @property
     def all_source(self) -> str:
@@ -118,6 +118,21 @@ class LongSource:
         state = rng.getrandbits(32)
         prog = generate_long(random.Random(state))
         return ProgramSpec(prog.source, prog.kind, f"long:{state:08x}", None, prog.tags)
+
+
+@dataclass
+class EverydaySource:
+    """Everyday programs (`tracegen.synth.everyday`): 10-40 lines over records with floats, None,
+    tuples, sets, nested containers, user classes, dataclasses, ``math`` and ``collections``."""
+
+    name: str = "everyday"
+
+    def draw(self, rng: random.Random) -> ProgramSpec:
+        from tracegen.synth.everyday import generate_everyday
+
+        state = rng.getrandbits(32)
+        prog = generate_everyday(random.Random(state))
+        return ProgramSpec(prog.source, "everyday", f"everyday:{state:08x}", None, prog.features)
 
 
 def static_rejection(source: str) -> str | None:
@@ -268,7 +283,8 @@ class WeightedSources:
 
 def parse_sources(spec: str) -> WeightedSources:
     """Parse ``kind[:arg][@weight]`` items separated by commas: ``synthetic``, ``project`` or
-    ``project:LONG_FRACTION`` (multi-file programs), ``long`` (long single files), ``files:PATH``,
+    ``project:LONG_FRACTION`` (multi-file programs), ``long`` (long single files), ``everyday``
+    (everyday Python: floats, None, tuples, classes, collections), ``files:PATH``,
     ``doctest`` or ``doctest:mod1+mod2`` (modules joined by ``+``). Default weight 1."""
     sources: list[ProgramSource] = []
     weights: list[float] = []
@@ -299,8 +315,10 @@ def parse_sources(spec: str) -> WeightedSources:
             sources.append(ProjectSource(fraction))
         elif kind == "long":
             sources.append(LongSource())
+        elif kind == "everyday":
+            sources.append(EverydaySource())
         else:
-            raise ValueError(f"unknown program source {kind!r}; expected synthetic, project[:LONG_FRACTION], long, "
+            raise ValueError(f"unknown program source {kind!r}; expected synthetic, project[:LONG_FRACTION], long, everyday, "
                              "files:PATH or doctest[:mod+mod]")
         weights.append(weight)
     if not sources:
@@ -315,6 +333,6 @@ def iter_programs(sources: WeightedSources, rng: random.Random) -> Iterator[Prog
 
 
 __all__ = [
-    "ProgramSpec", "ProgramSource", "SyntheticSource", "ProjectSource", "LongSource", "FileSource", "DoctestSource", "WeightedSources",
+    "ProgramSpec", "ProgramSource", "SyntheticSource", "ProjectSource", "LongSource", "EverydaySource", "FileSource", "DoctestSource", "WeightedSources",
     "parse_sources", "iter_programs", "static_rejection", "doctest_program", "DEFAULT_DOCTEST_MODULES",
 ]

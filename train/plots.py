@@ -152,6 +152,7 @@ def results_markdown(summaries: dict[str, dict[str, Any]], images: tuple[str, ..
         lines += [_rate_row(label, rates) for label, rates in fidelity["by_horizon"].items()]
         lines.append("")
     lines += _realworld_lines(summaries)
+    lines += _everyday_lines(summaries.get("everyday"))
     for image in images:
         lines += [f"![{image[:-4].replace('_', ' ')}]({image})", ""]
     return "\n".join(lines)
@@ -176,6 +177,19 @@ def _realworld_lines(summaries: dict[str, dict[str, Any]]) -> list[str]:
         summary = summaries[name]
         lines.append(_rate_row(f"{label} ({summary.get('programs_used')})", summary["overall"]))
     return lines + [""]
+
+
+def _everyday_lines(summary: dict[str, Any] | None) -> list[str]:
+    """The free-running row on the everyday set (`make results-everyday`), when it was run."""
+    if not summary:
+        return []
+    mode = "free-running" if summary.get("free_running") else "teacher-forced"
+    return [f"## Everyday programs ({_model_label(summary)}, {mode}, vs tracegen's fast recorder)", "",
+            "Short programs written like users' code (`tracegen/everyday/`, evaluation only: floats, None, tuples, user "
+            f"classes, dataclasses, collections), {summary.get('scripts')} seeded random script(s) each (seed "
+            f"{summary.get('seed')}, at most {summary.get('max_steps')} actions).", "",
+            "| programs | steps | location | locals | whole state |", "|---|---|---|---|---|",
+            _rate_row(f"everyday ({summary.get('programs_used')})", summary["overall"]), ""]  # fmt: skip
 
 
 README_START, README_END = "<!-- results:start -->", "<!-- results:end -->"

@@ -5,8 +5,8 @@ it must end (no limit hit, not killed), CruxEval-style functions must end normal
 end with an uncaught exception, which is part of what the model learns), the number of stops
 (line events in the program's own frames) must be within bounds, every repr must be short, and
 by default no value may show as a default ``<... object at 0x...>`` repr (a class without a
-readable ``__repr__``). `same_run(a, b)` compares two recordings of the same program, for the
-determinism check of sources that are not deterministic by construction (files, doctests).
+readable ``__repr__``) except in `OBJECT_REPR_KINDS` (everyday programs, whose objects users see
+so). `same_run(a, b)` compares two recordings of the same program, for the determinism check of sources that are not deterministic by construction (files, doctests).
 """
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from protocol.debugger import Ending, normalize_repr
 from tracegen.trace import LINE, ProgramTrace
 
+# kinds whose programs show user objects as debugpy does, ``<__main__.Item object at 0x?>``, on purpose
+OBJECT_REPR_KINDS = frozenset({"everyday"})
 # a user class without a readable __repr__ (iterators such as `.0` in comprehensions are fine)
 DEFAULT_OBJECT_REPR = re.compile(r"<__main__\.[\w.]+ object at 0x[0-9a-fA-F]+>")
 
@@ -71,7 +73,7 @@ def rejection(trace: ProgramTrace, kind: str, policy: FilterPolicy = FilterPolic
     for text in _all_reprs(trace):
         if len(text) > policy.max_repr:
             return "repr too long"
-    if policy.reject_object_reprs and _default_repr_outside_init(trace):
+    if policy.reject_object_reprs and kind not in OBJECT_REPR_KINDS and _default_repr_outside_init(trace):
         return "default object repr"
     return None
 
