@@ -13,7 +13,8 @@ seeded `random.Random`; the same generator state gives the same programs. Three 
   code (justMyCode), so the module's code runs as library code.
 
 `parse_sources("synthetic@8,files:examples,doctest:json,textwrap")` builds a weighted list from
-the ``--sources`` option of ``tracegen synth``.
+the ``--sources`` option of ``tracegen synth``. ``packages:DIR`` (`tracegen.packages.PackageSource`) draws the
+doctests of pinned PyPI packages with the packages' modules beside the program as user code.
 """
 from __future__ import annotations
 
@@ -269,7 +270,8 @@ class WeightedSources:
 def parse_sources(spec: str) -> WeightedSources:
     """Parse ``kind[:arg][@weight]`` items separated by commas: ``synthetic``, ``project`` or
     ``project:LONG_FRACTION`` (multi-file programs), ``long`` (long single files), ``files:PATH``,
-    ``doctest`` or ``doctest:mod1+mod2`` (modules joined by ``+``). Default weight 1."""
+    ``doctest`` or ``doctest:mod1+mod2`` (modules joined by ``+``), ``packages:DIR`` or ``packages:DIR:dev``
+    (doctests of the PyPI packages installed in DIR, `tracegen.packages`). Default weight 1."""
     sources: list[ProgramSource] = []
     weights: list[float] = []
     for item in [s.strip() for s in spec.split(",") if s.strip()]:
@@ -299,9 +301,16 @@ def parse_sources(spec: str) -> WeightedSources:
             sources.append(ProjectSource(fraction))
         elif kind == "long":
             sources.append(LongSource())
+        elif kind == "packages":
+            from tracegen.packages import PackageSource
+
+            folder, _, split = arg.partition(":")
+            if not folder:
+                raise ValueError("packages source needs the folder `tracegen packages` installed into: packages:DIR[:dev]")
+            sources.append(PackageSource(folder, split or "train"))
         else:
             raise ValueError(f"unknown program source {kind!r}; expected synthetic, project[:LONG_FRACTION], long, "
-                             "files:PATH or doctest[:mod+mod]")
+                             "files:PATH, doctest[:mod+mod] or packages:DIR[:dev]")
         weights.append(weight)
     if not sources:
         raise ValueError("no program sources given")
