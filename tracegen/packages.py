@@ -22,6 +22,7 @@ import ast
 import doctest
 import hashlib
 import json
+import random
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
@@ -346,7 +347,7 @@ class PackageSource:
         if not self.programs:
             raise ValueError(f"no {split} programs in the packages under {folder}")
 
-    def draw(self, rng):  # noqa: ANN001, ANN201 - random.Random -> ProgramSpec
+    def draw(self, rng: random.Random) -> ProgramSpec:
         return rng.choice(self.programs)
 
 
