@@ -94,7 +94,8 @@ def test_doctest_program_binds_values_and_catches_expected_exceptions() -> None:
 
 
 def test_doctest_source_programs_record_and_pass_the_filter() -> None:
-    src = DoctestSource(("textwrap", "statistics", "fractions"))
+    src = DoctestSource(("textwrap", "statistics", "enum"))
+    assert src.skipped["textwrap"] == "held out (a realworld evaluation module)"
     assert len(src.programs) >= 10
     assert all(p.kind == "doctest" and p.origin.startswith("doctest:") for p in src.programs)
     kept = 0
@@ -112,8 +113,8 @@ def test_doctest_source_skips_c_modules_and_fails_without_programs() -> None:
 
 def test_parse_sources(tmp_path: Path) -> None:
     _write(tmp_path, "a.py", "x = 1\ny = 2\nz = 3\n")
-    ws = parse_sources(f"synthetic@3,files:{tmp_path}@0.5,doctest:textwrap")
-    assert [s.name for s in ws.sources] == ["synthetic", f"files:{tmp_path}", "doctest:textwrap"]
+    ws = parse_sources(f"synthetic@3,files:{tmp_path}@0.5,doctest:statistics")
+    assert [s.name for s in ws.sources] == ["synthetic", f"files:{tmp_path}", "doctest:statistics"]
     assert ws.weights == [3.0, 0.5, 1.0]
     for bad, match in [("nope", "unknown program source"), ("files", "needs a path"), ("synthetic@x", "bad weight"),
                        ("synthetic@0", "positive"), ("", "no program sources")]:
@@ -169,3 +170,28 @@ def test_same_run_compares_recordings() -> None:
     c = record_program("x = [1]\ny = 3\nz = y\n")
     assert same_run(a, b) and not same_run(a, c)
     assert rejection(a, "multi", FilterPolicy(min_stops=1)) is None
+
+
+def test_default_doctest_modules_hold_no_evaluation_or_dev_module() -> None:
+    from tracegen.realworld import DRIVERS
+    from tracegen.sources import DEFAULT_DOCTEST_MODULES, DEV_DOCTEST_MODULES
+
+    assert not set(DEFAULT_DOCTEST_MODULES) & set(DRIVERS)
+    assert not set(DEFAULT_DOCTEST_MODULES) & set(DEV_DOCTEST_MODULES)
+    with pytest.raises(ValueError, match="no doctest programs"):
+        DoctestSource(("difflib",))  # a dev module is refused for training
+    dev = DoctestSource(split="dev")
+    assert {p.origin.split(":")[1].split(".")[0] for p in dev.programs} <= set(DEV_DOCTEST_MODULES)
+
+
+def test_doctest_user_mode_steps_into_the_module_copy() -> None:
+    src = parse_sources("doctest-user:statistics").sources[0]
+    assert src.name == "doctest-user:statistics"
+    spec = next(p for p in src.programs if p.origin == "doctest-user:statistics.median")
+    assert spec.source.startswith("from statistics_impl import median\n")
+    assert [path for path, _ in spec.modules] == ["statistics_impl.py"]
+    trace, reason = record_filtered(spec, POLICY)
+    assert reason is None, reason
+    assert any(info.file == "statistics_impl.py" and info.name == "median" for info in trace.frames.values())
+    with pytest.raises(ValueError, match="no doctest programs"):
+        DoctestSource(("_pydecimal",), user_code=True)  # 6000+ lines: too long to copy

@@ -153,6 +153,23 @@ def synth(
 
 
 @app.command()
+def packages(
+    out: Path = typer.Option(Path("data/pkgs"), "--out", help="Folder to install into (site/ and manifest.json); never committed."),
+) -> None:
+    """Install the pinned pure-Python PyPI packages whose doctests become programs (--sources packages:DIR)."""
+    from tracegen.packages import install_packages, package_programs
+
+    try:
+        entries = install_packages(out)
+    except (RuntimeError, OSError) as exc:
+        _fail(str(exc))
+    for entry in entries:
+        made = package_programs(out / "site", entry)
+        typer.echo(f"{entry.name}=={entry.version} ({entry.licence}, {entry.split}): {len(entry.files)} files, {len(made.programs)} doctest programs")
+    typer.echo(f"manifest: {out / 'manifest.json'}")
+
+
+@app.command()
 def realworld(
     out: Path = typer.Option(..., "--out", help="Folder for long/ (single files) and projects/ (main.py + module)."),
     modules: str = typer.Option("", "--modules", help="Comma-separated standard-library modules (default: all with a driver)."),

@@ -13,7 +13,8 @@ workers and in whatever order shards finish. A shard file appears (atomic rename
 complete, so a rerun with the same settings skips finished shards and continues (resumable).
 
 Making a shard: draw a program from the sources, skip it if its normalized source was seen in
-this shard or if it contains a CruxEval function, record it with the fast recorder (CPU and
+this shard or if it touches an evaluation set (`tracegen.heldout.HeldOut`: CruxEval functions, the
+realworld modules, the everyday set, examples/, the held-out synthetic seeds), record it with the fast recorder (CPU and
 event limits), drop it if `tracegen.synth.filter.rejection` says so (files and doctests must
 also record identically twice), then sample ``per_program`` trajectories with the paper's policy.
 """
@@ -36,6 +37,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from tracegen.dedupe import CruxEvalGuard, Deduper, default_cruxeval_path
+from tracegen.heldout import HeldOut
 from tracegen.posing import POSING
 from tracegen.sources import ProgramSpec, WeightedSources, parse_sources
 from tracegen.synth.filter import FilterPolicy, rejection, same_run
@@ -162,7 +164,7 @@ def build_shard(config: SynthConfig, index: int, out: Path, progress: Callable[[
 
     start = time.monotonic()
     sources = parse_sources(config.sources)
-    guard = CruxEvalGuard(config.cruxeval)
+    held = HeldOut.for_dataset(config.seed, config.cruxeval)
     rng = shard_rng(config.seed, index)
     target = config.shard_count(index)
     stats = ShardStats(index, shard_name(index))
@@ -186,8 +188,9 @@ def build_shard(config: SynthConfig, index: int, out: Path, progress: Callable[[
                                      "source holds too few distinct programs for --count; lower --count or raise --per-program")
                 continue
             duplicates_in_a_row = 0
-            if guard.contains(spec.all_source):
-                rejected["cruxeval function"] += 1
+            held_out = held.rejection(spec)
+            if held_out is not None:
+                rejected[held_out] += 1
                 continue
             trace, reason = record_filtered(spec, config.policy)
             if trace is None:

@@ -13,7 +13,8 @@ seeded `random.Random`; the same generator state gives the same programs. Three 
   code (justMyCode), so the module's code runs as library code.
 
 `parse_sources("synthetic@8,files:examples,doctest:json,textwrap")` builds a weighted list from
-the ``--sources`` option of ``tracegen synth``.
+the ``--sources`` option of ``tracegen synth``. ``packages:DIR`` (`tracegen.packages.PackageSource`) draws the
+doctests of pinned PyPI packages with the packages' modules beside the program as user code.
 """
 from __future__ import annotations
 
@@ -28,19 +29,22 @@ from pathlib import Path
 from typing import Protocol
 
 from protocol.source_text import read_source
+from tracegen.realworld import DRIVERS, module_copy
 from tracegen.synth import generate_program
 
 NETWORK_MODULES = frozenset({"socket", "urllib", "http", "requests", "ftplib", "smtplib", "poplib", "imaplib",
                              "telnetlib", "xmlrpc", "socketserver", "ssl", "asyncio", "aiohttp", "httpx", "webbrowser"})
 FORBIDDEN_CALLS = frozenset({"input", "breakpoint"})
 
+# The realworld evaluation's modules (tracegen/realworld.py) are not here and are refused (held out), and
+# DEV_DOCTEST_MODULES are the stdlib part of the dev slice of real code: never training data.
 DEFAULT_DOCTEST_MODULES: tuple[str, ...] = (
-    "textwrap", "json", "fractions", "statistics", "difflib", "string", "shlex", "ipaddress", "colorsys",
-    "html", "calendar", "bisect", "heapq", "base64", "fnmatch", "posixpath", "decimal", "collections",
-    "functools", "itertools", "operator", "enum", "dataclasses", "pprint", "reprlib", "copy", "graphlib",
-    "numbers", "contextlib", "typing", "inspect", "glob", "locale", "quopri", "uu", "email.utils",
-    "urllib.parse", "pathlib", "zipfile", "tarfile", "datetime", "random", "math",
+    "json", "statistics", "base64", "posixpath", "decimal", "_pydecimal", "collections", "functools", "itertools",
+    "operator", "enum", "dataclasses", "pprint", "numbers", "contextlib", "typing", "inspect", "glob", "locale", "uu",
+    "email.utils", "urllib.parse", "pathlib", "zipfile", "tarfile", "datetime", "random", "math", "pickletools",
 )
+DEV_DOCTEST_MODULES: tuple[str, ...] = ("difflib", "ipaddress")
+HELD_OUT_MODULES = frozenset(DRIVERS)  # the realworld evaluation's modules
 
 
 @dataclass(frozen=True)
@@ -230,23 +234,59 @@ def doctest_program(module_name: str, test: doctest.DocTest, namespace: dict[str
     return "\n".join(header + body) + "\n"
 
 
-class DoctestSource:
-    """Programs made from the doctests of importable pure-Python modules."""
+def user_module_program(module_name: str, program: str) -> tuple[str, str]:
+    """`program` (made by `doctest_program` for `module_name`) rewritten to import the module's copy
+    beside it, ``<module>_impl.py`` (named apart so the standard library's module is not shadowed);
+    returns (program, the copy's file name)."""
+    alias = f"{module_name}_impl"
+    lines = program.split("\n")
+    for i, line in enumerate(lines[:2]):
+        if line == f"import {module_name}":
+            lines[i] = f"import {alias} as {module_name}"
+        elif line.startswith(f"from {module_name} import "):
+            lines[i] = f"from {alias} import " + line[len(f"from {module_name} import "):]
+    return "\n".join(lines), f"{alias}.py"
 
-    def __init__(self, modules: tuple[str, ...] | list[str] = DEFAULT_DOCTEST_MODULES, max_examples: int = 25) -> None:
-        self.name = "doctest" + (":" + ",".join(modules) if tuple(modules) != DEFAULT_DOCTEST_MODULES else "")
+
+class DoctestSource:
+    """Programs made from the doctests of importable pure-Python modules (the realworld evaluation's
+    modules refused). `user_code`: the module's file (one ``.py`` file of at most `max_lines` lines) is
+    copied beside the program as user code, so stepping enters it. `split` ``dev`` draws only from
+    `DEV_DOCTEST_MODULES`, which ``train`` refuses."""
+
+    def __init__(self, modules: tuple[str, ...] | list[str] | None = None, max_examples: int = 25, user_code: bool = False,
+                 split: str = "train", max_lines: int = 3000) -> None:
+        if split not in ("train", "dev"):
+            raise ValueError(f"unknown doctest split {split!r}: choose train or dev")
+        default = DEFAULT_DOCTEST_MODULES if split == "train" else DEV_DOCTEST_MODULES
+        modules = tuple(modules) if modules else default
+        self.name = ("doctest-user" if user_code else "doctest") + (":" + "+".join(modules) if modules != default else "") + (":dev" if split == "dev" else "")
         self.programs: list[ProgramSpec] = []
         self.skipped: dict[str, str] = {}
         finder = doctest.DocTestFinder(exclude_empty=True)
         for name in modules:
+            if name in HELD_OUT_MODULES:
+                self.skipped[name] = "held out (a realworld evaluation module)"
+                continue
+            if (name in DEV_DOCTEST_MODULES) != (split == "dev"):
+                self.skipped[name] = "in the dev slice" if split == "train" else "not in the dev slice"
+                continue
             try:
                 module = importlib.import_module(name)
             except Exception as exc:  # noqa: BLE001 - any import failure just skips the module
                 self.skipped[name] = f"cannot import: {exc}"
                 continue
-            if not str(getattr(module, "__file__", "") or "").endswith(".py"):
+            file = str(getattr(module, "__file__", "") or "")
+            if not file.endswith(".py"):
                 self.skipped[name] = "not a pure-Python module"
                 continue
+            copy: tuple[tuple[str, str], ...] = ()
+            if user_code:
+                text = read_source(file)
+                if "." in name or file.endswith("__init__.py") or text.count("\n") > max_lines:
+                    self.skipped[name] = f"not a single module file of at most {max_lines} lines"
+                    continue
+                copy = ((f"{name}_impl.py", module_copy(text)),)
             try:
                 tests = finder.find(module, name)
             except Exception as exc:  # noqa: BLE001
@@ -258,7 +298,12 @@ class DoctestSource:
                 source = doctest_program(name, test, vars(module))
                 if source is None or static_rejection(source):
                     continue
-                self.programs.append(ProgramSpec(source, "doctest", f"doctest:{test.name}"))
+                if user_code:
+                    source, _ = user_module_program(name, source)
+                    if not any(f"{name}_impl" in line for line in source.split("\n")[:2]):
+                        continue  # the examples use nothing of the module: nothing to step into
+                kind = "doctest-user" if user_code else "doctest"
+                self.programs.append(ProgramSpec(source, kind, f"{kind}:{test.name}", None, frozenset(), copy))
         if not self.programs:
             raise ValueError(f"no doctest programs found in modules {', '.join(modules)}")
 
@@ -285,7 +330,10 @@ def parse_sources(spec: str) -> WeightedSources:
     """Parse ``kind[:arg][@weight]`` items separated by commas: ``synthetic``, ``project`` or
     ``project:LONG_FRACTION`` (multi-file programs), ``long`` (long single files), ``everyday``
     (everyday Python: floats, None, tuples, classes, collections), ``files:PATH``,
-    ``doctest`` or ``doctest:mod1+mod2`` (modules joined by ``+``). Default weight 1."""
+    ``doctest`` or ``doctest:mod1+mod2`` (modules joined by ``+``), ``doctest-user[:mods]`` (the same with
+    each module copied beside the program as user code), ``doctest::dev`` / ``doctest-user::dev`` (the dev
+    slice's modules), ``packages:DIR`` or ``packages:DIR:dev``
+    (doctests of the PyPI packages installed in DIR, `tracegen.packages`). Default weight 1."""
     sources: list[ProgramSource] = []
     weights: list[float] = []
     for item in [s.strip() for s in spec.split(",") if s.strip()]:
@@ -303,8 +351,9 @@ def parse_sources(spec: str) -> WeightedSources:
             if not arg:
                 raise ValueError("files source needs a path: files:PATH")
             sources.append(FileSource(arg))
-        elif kind == "doctest":
-            sources.append(DoctestSource(tuple(arg.split("+"))) if arg else DoctestSource())
+        elif kind in ("doctest", "doctest-user"):
+            names, _, split = arg.partition(":")
+            sources.append(DoctestSource(tuple(names.split("+")) if names else None, user_code=kind == "doctest-user", split=split or "train"))
         elif kind == "project":
             try:
                 fraction = float(arg) if arg else 0.3
@@ -317,9 +366,16 @@ def parse_sources(spec: str) -> WeightedSources:
             sources.append(LongSource())
         elif kind == "everyday":
             sources.append(EverydaySource())
+        elif kind == "packages":
+            from tracegen.packages import PackageSource
+
+            folder, _, split = arg.partition(":")
+            if not folder:
+                raise ValueError("packages source needs the folder `tracegen packages` installed into: packages:DIR[:dev]")
+            sources.append(PackageSource(folder, split or "train"))
         else:
             raise ValueError(f"unknown program source {kind!r}; expected synthetic, project[:LONG_FRACTION], long, everyday, "
-                             "files:PATH or doctest[:mod+mod]")
+                             "files:PATH, doctest[:mod+mod][:dev], doctest-user[:mod+mod][:dev] or packages:DIR[:dev]")
         weights.append(weight)
     if not sources:
         raise ValueError("no program sources given")
@@ -333,6 +389,7 @@ def iter_programs(sources: WeightedSources, rng: random.Random) -> Iterator[Prog
 
 
 __all__ = [
-    "ProgramSpec", "ProgramSource", "SyntheticSource", "ProjectSource", "LongSource", "EverydaySource", "FileSource", "DoctestSource", "WeightedSources",
-    "parse_sources", "iter_programs", "static_rejection", "doctest_program", "DEFAULT_DOCTEST_MODULES",
+    "ProgramSpec", "ProgramSource", "SyntheticSource", "ProjectSource", "LongSource", "EverydaySource", "FileSource", "DoctestSource",
+    "WeightedSources", "parse_sources", "iter_programs", "static_rejection", "doctest_program", "user_module_program",
+    "DEFAULT_DOCTEST_MODULES", "DEV_DOCTEST_MODULES", "HELD_OUT_MODULES",
 ]

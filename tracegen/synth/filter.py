@@ -6,7 +6,9 @@ end with an uncaught exception, which is part of what the model learns), the num
 (line events in the program's own frames) must be within bounds, every repr must be short, and
 by default no value may show as a default ``<... object at 0x...>`` repr (a class without a
 readable ``__repr__``) except in `OBJECT_REPR_KINDS` (everyday programs, whose objects users see
-so). `same_run(a, b)` compares two recordings of the same program, for the determinism check of sources that are not deterministic by construction (files, doctests).
+so); the globals of another user file's module body (an import) are not checked.
+`same_run(a, b)` compares two recordings of the same program, for the
+determinism check of sources that are not deterministic by construction (files, doctests).
 """
 from __future__ import annotations
 
@@ -42,9 +44,27 @@ def count_stops(trace: ProgramTrace) -> int:
     return sum(1 for e in trace.events if e.kind == LINE and trace.frames[e.fid].file is None)
 
 
+def import_time_tables(trace: ProgramTrace) -> set[int]:
+    """Locals tables shown only while another user file is being imported: its module body's globals
+    and what its class bodies and the functions they call hold (a package's tables, sentinels, hashes
+    of objects), which the repr and determinism checks leave out: the prompt cuts long values, and what
+    the checks guard is the computation the program asks for."""
+    importing: set[int] = set()
+    elsewhere: set[int] = set()
+    for e in trace.events:
+        stack = e.stack or ()
+        depth = max((i for i, (fid, _line, _lid) in enumerate(stack)
+                     if trace.frames[fid].file is not None and trace.frames[fid].name == "<module>"), default=-1)
+        for i, (_fid, _line, lid) in enumerate(stack):
+            (importing if i <= depth else elsewhere).add(lid)
+    return importing - elsewhere
+
+
 def _all_reprs(trace: ProgramTrace):  # noqa: ANN202 - a generator of str
-    for table in trace.locals_table:
-        yield from table.values()
+    skip = import_time_tables(trace)
+    for lid, table in enumerate(trace.locals_table):
+        if lid not in skip:
+            yield from table.values()
     for e in trace.events:
         if e.ret_value is not None:
             yield e.ret_value
@@ -96,7 +116,8 @@ def _default_repr_outside_init(trace: ProgramTrace) -> bool:
 def _fingerprint(trace: ProgramTrace) -> tuple:
     events = tuple((e.kind, trace.frames[e.fid].name, e.line, normalize_repr(e.stdout), e.ret_value and normalize_repr(e.ret_value))
                    for e in trace.events)
-    tables = tuple(tuple(sorted((k, normalize_repr(v)) for k, v in t.items())) for t in trace.locals_table)
+    skip = import_time_tables(trace)
+    tables = tuple(tuple(sorted((k, normalize_repr(v)) for k, v in t.items())) for lid, t in enumerate(trace.locals_table) if lid not in skip)
     return events, tables, trace.end.ending, trace.end.exit_code, normalize_repr(trace.end.stdout)
 
 
