@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from model import language as L
+from model.listing import LISTING_ELIDED
 from protocol.debugger import (
     Action,
     ActionKind,
@@ -254,7 +255,7 @@ def test_windows_cover_every_step_once_and_parse(traj: Trajectory, max_chars: in
         text = L.render_text(window)
         assert len(text) <= max_chars
         assert window[0].text.startswith(L.BOS + L.SRC_SEP) and not window[1].predicted
-        if L.LISTING_ELIDED not in window[0].text:  # the whole program, or (a bounded listing) none of it
+        if LISTING_ELIDED not in window[0].text:  # the whole program, or (a bounded listing) none of it
             assert window[0].text == header or L.LINE_SEP not in window[0].text.split(L.BREAKPOINTS)[0]
         _, pairs = L.parse_session(text, traj.program)
         assert pairs[0][0] is None
