@@ -25,7 +25,8 @@ tokenizer) and short plain-text fields. The full specification with an example i
 
 Public API: `render_trajectory`, `render_prompt`, `render_state`, `render_header`,
 `render_action`, `parse_state`, `ParseError`, `state_regex`, windows (`window_snapshot`,
-`render_windows`, `next_window_start`), and the special-token constants.
+`render_windows`, `next_window_start`, `window_listing`), and the special-token constants (defined
+in `model.vocabulary`; which lines a listing shows: `model.listing`, which does not import this module).
 """
 from __future__ import annotations
 
