@@ -15,10 +15,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
+# `make test`: the quick suite (pyproject's addopts deselect `slow`); `make test-all`: every test (CI).
 test: setup js-deps
 	$(BIN)/python -m pytest
 
-test-all: setup
+test-all: setup js-deps
 	$(BIN)/python -m pytest -m ''
 
 demo: setup
