@@ -15,10 +15,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
+# `make test`: the quick suite (pyproject's addopts deselect `slow`); `make test-all`: every test (CI).
 test: setup js-deps
 	$(BIN)/python -m pytest
 
-test-all: setup
+test-all: setup js-deps
 	$(BIN)/python -m pytest -m ''
 
 demo: setup
@@ -88,7 +89,7 @@ results: setup
 	$(EVAL) next-state --trajectories data/heldout-next-state --model $(RESULTS_MODEL) --limit $(NEXT_STATE_LIMIT) --seed 0 --out results/next-state
 	$(MAKE) --no-print-directory results-realworld
 	$(MAKE) --no-print-directory results-everyday
-	$(EVAL) plots --results results --readme README.md
+	$(EVAL) plots --results results --readme docs/evaluation.md
 	$(BIN)/python -m train.model_card $(RESULTS_MODEL) --results results --notes docs/model-notes.md
 
 # Real code nobody here wrote: standard-library modules with a short driver, long files and two-file projects,
@@ -106,7 +107,7 @@ results-oracle: setup
 	$(EVAL) cruxeval --mode output --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-output
 	$(EVAL) cruxeval --mode output --via breakpoint --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-output-breakpoint
 	$(EVAL) cruxeval --mode input --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-input
-	$(EVAL) plots --results results --readme README.md
+	$(EVAL) plots --results results --readme docs/evaluation.md
 
 # --- ablations: does a lever help? Same fixed data, same wall budget and threads, from scratch, the same evaluations;
 # results/ablations/LEVER.json and the table in docs/model-notes.md. `neural-debugger ablate --list` names the levers.
@@ -117,6 +118,6 @@ ABLATION_THREADS ?= 1
 ablation: setup
 	nice -n 10 $(BIN)/neural-debugger ablate $(LEVERS) --budget $(ABLATION_BUDGET) --threads $(ABLATION_THREADS)
 
-# --- bench: every benchmark in one run; the table goes into README.md (between bench markers) ---
+# --- bench: every benchmark in one run; the table goes into bench/README.md (between bench markers) ---
 bench: setup
-	nice -n 10 $(BIN)/python bench/run_all.py $(BENCH_ARGS)
+	nice -n 10 $(BIN)/python bench/run_all.py --readme bench/README.md $(BENCH_ARGS)

@@ -25,7 +25,8 @@ tokenizer) and short plain-text fields. The full specification with an example i
 
 Public API: `render_trajectory`, `render_prompt`, `render_state`, `render_header`,
 `render_action`, `parse_state`, `ParseError`, `state_regex`, windows (`window_snapshot`,
-`render_windows`, `next_window_start`), and the special-token constants.
+`render_windows`, `next_window_start`, `window_listing`), and the special-token constants (defined
+in `model.vocabulary`; which lines a listing shows: `model.listing`, which does not import this module).
 """
 from __future__ import annotations
 
@@ -34,7 +35,6 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from protocol.debugger import (
     Action,
@@ -50,77 +50,58 @@ from protocol.debugger import (
     normalize_repr,
 )
 
-if TYPE_CHECKING:
-    from model.listing import Listing
-
-# --- special tokens ---------------------------------------------------------------------------
-
-BOS = "<|bos|>"
-EOS = "<|eos|>"
-PAD = "<|pad|>"
-STATE_END = "<|state_end|>"  # ends every state: the generation stop token
-FRAME_SEP = "<|frame_sep|>"  # a frame continuing the previous state's frame at the same depth (delta locals)
-CALL_SEP = "<|call_sep|>"  # a frame in a new scope (full locals)
-LINE_SEP = "<|line_sep|>"  # precedes a line number, in the source listing and in states
-RETURN_SEP = "<|return_sep|>"
-EXCEPTION_SEP = "<|exception_sep|>"
-SRC_SEP = "<|src_sep|>"  # opens and closes the source listing; in a frame of another file, precedes [path, text]
-ARG_SEP = "<|arg_sep|>"  # reserved (paper vocabulary)
-ACTION_SEP = "<|action_sep|>"  # reserved (paper vocabulary)
-BREAKPOINTS = "<|breakpoints|>"  # the session breakpoints, each as <|line_sep|>N
-STDOUT = "<|stdout|>"
-
-REASON_ENTRY = "<|reason_entry|>"
-REASON_STEP = "<|reason_step|>"
-REASON_BREAKPOINT = "<|reason_breakpoint|>"
-REASON_EXCEPTION = "<|reason_exception|>"
-EXITED = "<|exited|>"  # an exit state whose ending is unknown
-
-STEP_INTO = "<|step_into|>"
-STEP_OVER = "<|step_over|>"
-STEP_RETURN = "<|step_return|>"
-BREAKPOINT = "<|breakpoint|>"  # followed by <|line_sep|>N
-CONTINUE = "<|continue|>"
-INV_STEP_INTO = "<|inv_step_into|>"
-INV_STEP_OVER = "<|inv_step_over|>"
-INV_STEP_CALL = "<|inv_step_call|>"
-
-EXIT_NORMAL = "<|exit_normal|>"
-EXIT_ERROR = "<|exit_error|>"
-EXIT_NEVER = "<|exit_never|>"
-
-ACTION_TOKENS: dict[ActionKind, str] = {
-    ActionKind.STEP_INTO: STEP_INTO,
-    ActionKind.STEP_OVER: STEP_OVER,
-    ActionKind.STEP_RETURN: STEP_RETURN,
-    ActionKind.BREAKPOINT: BREAKPOINT,
-    ActionKind.CONTINUE: CONTINUE,
-    ActionKind.INV_STEP_INTO: INV_STEP_INTO,
-    ActionKind.INV_STEP_OVER: INV_STEP_OVER,
-    ActionKind.INV_STEP_CALL: INV_STEP_CALL,
-}
-REASON_TOKENS: dict[StopReason, str] = {
-    StopReason.ENTRY: REASON_ENTRY,
-    StopReason.STEP: REASON_STEP,
-    StopReason.BREAKPOINT: REASON_BREAKPOINT,
-    StopReason.EXCEPTION: REASON_EXCEPTION,
-}
-ENDING_TOKENS: dict[Ending, str] = {Ending.NORMAL: EXIT_NORMAL, Ending.ERROR: EXIT_ERROR, Ending.NEVER: EXIT_NEVER}
-
-SPECIAL_TOKENS: list[str] = [
-    PAD, BOS, EOS, STATE_END,
-    FRAME_SEP, CALL_SEP, LINE_SEP, RETURN_SEP, EXCEPTION_SEP, SRC_SEP, ARG_SEP, ACTION_SEP, BREAKPOINTS, STDOUT,
-    REASON_ENTRY, REASON_STEP, REASON_BREAKPOINT, REASON_EXCEPTION, EXITED,
-    *ACTION_TOKENS.values(),
-    *ENDING_TOKENS.values(),
-]  # fmt: skip
-STOP_TOKEN = STATE_END
+from model.listing import (
+    NO_LISTING,
+    Listing,
+    choose_listing,
+    listing_budget,
+    listing_line,
+    listing_text,
+    program_lines,
+)
+from model.vocabulary import (  # noqa: F401 - the special tokens are this module's API too (`model.language.STATE_END`)
+    ACTION_SEP,
+    ACTION_TOKENS,
+    ARG_SEP,
+    BOS,
+    BREAKPOINT,
+    BREAKPOINTS,
+    CALL_SEP,
+    CONTINUE,
+    ENDING_TOKENS,
+    EOS,
+    EXCEPTION_SEP,
+    EXIT_ERROR,
+    EXIT_NEVER,
+    EXIT_NORMAL,
+    EXITED,
+    FRAME_SEP,
+    INV_STEP_CALL,
+    INV_STEP_INTO,
+    INV_STEP_OVER,
+    LINE_SEP,
+    PAD,
+    REASON_BREAKPOINT,
+    REASON_ENTRY,
+    REASON_EXCEPTION,
+    REASON_STEP,
+    REASON_TOKENS,
+    RETURN_SEP,
+    SPECIAL_TOKENS,
+    SRC_SEP,
+    STATE_END,
+    STDOUT,
+    STEP_INTO,
+    STEP_OVER,
+    STEP_RETURN,
+    STOP_TOKEN,
+    _SPLIT_RE,
+    json_string,
+)
 
 _TOKEN_TO_ACTION = {v: k for k, v in ACTION_TOKENS.items()}
 _TOKEN_TO_REASON = {v: k for k, v in REASON_TOKENS.items()}
 _TOKEN_TO_ENDING: dict[str, Ending | None] = {v: k for k, v in ENDING_TOKENS.items()} | {EXITED: None}
-_SPLIT_RE = re.compile("(" + "|".join(re.escape(t) for t in SPECIAL_TOKENS) + ")")
-_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 NAME_FORBIDDEN_RE = re.compile(r'["{}|\s]')  # characters a frame, return or exception name may not contain
 _NAME_FORBIDDEN = NAME_FORBIDDEN_RE
 
@@ -140,17 +121,6 @@ class Segment:
 # --- field encoding ----------------------------------------------------------------------------
 
 
-def _escape_json(encoded: str) -> str:
-    """Escape ``|`` (so no special token can appear) and lone surrogates in JSON output."""
-    encoded = encoded.replace("|", "\\u007c")
-    return _SURROGATE_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
-
-
-def json_string(text: str) -> str:
-    """One free-text field as a JSON string literal (compact, ``|`` escaped)."""
-    return _escape_json(json.dumps(text, ensure_ascii=False))
-
-
 def json_locals(values: dict[str, str], delta: bool) -> str:
     """Locals as a compact JSON object; a delta object ends with ``..`` (the unchanged rest)."""
     body = ",".join(f"{json_string(k)}:{json_string(v)}" for k, v in values.items())
@@ -166,11 +136,6 @@ def _check_name(name: str, what: str) -> str:
 
 
 # --- program lines -----------------------------------------------------------------------------
-
-
-def program_lines(program: str) -> list[str]:
-    """The program split into lines the way Python numbers them (``\\n``, ``\\r\\n``, ``\\r``)."""
-    return re.split(r"\r\n|\r|\n", program)
 
 
 def source_line(program: str, line: int) -> str:
@@ -202,21 +167,8 @@ def canonical_state(state: State, program: str, modules: Mapping[str, str] | Non
 # --- rendering ---------------------------------------------------------------------------------
 
 
-LISTING_ELIDED = LINE_SEP + "..\n"  # a run of listing lines left out (a bounded listing, `model.listing`)
-
-
-def listing_line(number: int, text: str) -> str:
-    """One listing line: ``<|line_sep|>N text`` (right-stripped, ``<|`` written ``< |``) and a newline."""
-    return f"{LINE_SEP}{number} {text.rstrip().replace('<|', '< |')}\n"
-
-
-def listing_file_header(path: str) -> str:
-    """Opens the listing section of another user file: ``<|src_sep|>"path"`` and a newline."""
-    return SRC_SEP + json_string(path) + "\n"
-
-
-def render_header(program: str, breakpoints: Sequence[int], listing: "Listing | None" = None,
-                  modules: "Mapping[str, str] | None" = None) -> str:
+def render_header(program: str, breakpoints: Sequence[int], listing: Listing | None = None,
+                  modules: Mapping[str, str] | None = None) -> str:
     """The window's prefix: ``<|bos|>``, the numbered source listing, the session breakpoints.
 
     Blank lines are left out (their numbers are skipped); ``<|`` inside the source is written
@@ -230,8 +182,6 @@ def render_header(program: str, breakpoints: Sequence[int], listing: "Listing | 
             if text.strip():
                 parts.append(listing_line(number, text))
     else:
-        from model.listing import listing_text
-
         parts.append(listing_text(listing, program, modules))
     parts.append(SRC_SEP)
     parts.append(render_breakpoints(breakpoints))
@@ -335,7 +285,7 @@ def _history_states(history: Sequence[State | Step]) -> Iterator[tuple[Action | 
 
 
 def render_segments(program: str, breakpoints: Sequence[int], history: Sequence[State | Step],
-                    listing: "Listing | None" = None, modules: "Mapping[str, str] | None" = None) -> list[Segment]:
+                    listing: Listing | None = None, modules: Mapping[str, str] | None = None) -> list[Segment]:
     """Header, then the first state of `history` in full, then each (action, state) as deltas.
 
     The first state is given (not predicted); every later state text (ending with `STATE_END`) is
@@ -368,7 +318,7 @@ def render_text(segments: Sequence[Segment]) -> str:
 
 def render_prompt(
     program: str, breakpoints: Sequence[int], history: Sequence[State | Step], action: Action,
-    listing: "Listing | None" = None, modules: "Mapping[str, str] | None" = None,
+    listing: Listing | None = None, modules: Mapping[str, str] | None = None,
 ) -> str:
     """The inference prompt: the session so far, then `action`; the model continues with the next state.
 
@@ -418,13 +368,38 @@ def next_window_start(
     return last
 
 
+def window_listing(
+    current: Listing | None,
+    state: State,
+    program: str,
+    context: int,
+    count_tokens: Callable[[str], int],
+    *,
+    breakpoints: Sequence[int | tuple[str, int]] = (),
+    modules: Mapping[str, str] | None = None,
+) -> Listing:
+    """The listing of a window that starts at `state`, for a model of `context` tokens.
+
+    `current` (the listing of the window before) is kept while it covers `state` and still fits
+    the budget left by this window's fixed part (header without listing, `state` in full), so a
+    session's cached prefix stays valid; otherwise `choose_listing` picks a new one for `state`.
+    The session and the training windows (`render_windows`) both call this.
+    """
+    fixed = count_tokens(render_header(program, breakpoints, NO_LISTING, modules)) + count_tokens(render_state(state, None))
+    budget = listing_budget(context, fixed)
+    if current is not None and current.covers(state, program, modules):
+        if count_tokens(listing_text(current, program, modules)) <= budget:
+            return current
+    return choose_listing(state, program, budget, count_tokens, breakpoints=breakpoints, modules=modules)
+
+
 def render_windows(traj: Trajectory, max_tokens: int, count_tokens: Callable[[str], int],
-                   modules: "Mapping[str, str] | None" = None) -> list[list[Segment]]:
+                   modules: Mapping[str, str] | None = None) -> list[list[Segment]]:
     """A trajectory cut into windows of at most `max_tokens`, each a valid document on its own.
 
     Every window is header + a full snapshot state (given) + (action, state) pairs; each step's
     state is predicted in exactly one window. The listings follow the session's rule: each state
-    in turn asks `model.listing.window_listing` (the context is `max_tokens`) whether the listing
+    in turn asks `window_listing` (the context is `max_tokens`) whether the listing
     so far still serves it; a window ends before the step whose prompt ends on a state that gets a
     new listing (the next window starts there, with it), or when the next step does not fit.
     A step too long for any window ends the trajectory there (the remaining steps are dropped); a
@@ -432,8 +407,6 @@ def render_windows(traj: Trajectory, max_tokens: int, count_tokens: Callable[[st
     boundaries fall next to special tokens. `modules`: other user files the listing may show
     (default: the trajectory's ``modules`` when it has them).
     """
-    from model.listing import window_listing
-
     if modules is None:
         modules = getattr(traj, "modules", None) or None
     states = traj.states

@@ -26,7 +26,7 @@ A statement written on several lines (up to `MAX_SPAN`; a compound one: its head
 whole. Lines are taken in that order (ties: file, then line number), each one that still fits
 the budget with its markers; a line too long for what is left is passed over. A bounded listing
 fills 7/8 of its budget (`SLACK`). `needs` is what tiers 0 and 1 hold for a stop: a listing
-*covers* a stop when it shows all of it. `window_listing` is the one rule a session and the
+*covers* a stop when it shows all of it. `model.language.window_listing` is the one rule a session and the
 training windows apply at every stop: keep the current listing while it covers the stop and
 fits beside it, else choose a new one for that stop (and start a new window there).
 """
@@ -34,10 +34,12 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from model.vocabulary import LINE_SEP, SRC_SEP, json_string
 from protocol.debugger import Frame, State
 
 STATE_RESERVE = 384  # tokens a prompt leaves for the predicted state (the session's default max_state_tokens)
@@ -137,17 +139,32 @@ class SourceIndex:
         return before, after
 
 
-def _split_lines(source: str) -> list[str]:
-    from model.language import program_lines
+def program_lines(program: str) -> list[str]:
+    """The program split into lines the way Python numbers them (``\\n``, ``\\r\\n``, ``\\r``)."""
+    return re.split(r"\r\n|\r|\n", program)
 
-    return program_lines(source)
+
+# --- listing lines ----------------------------------------------------------------------------
+
+
+LISTING_ELIDED = LINE_SEP + "..\n"  # a run of listing lines left out (a bounded listing)
+
+
+def listing_line(number: int, text: str) -> str:
+    """One listing line: ``<|line_sep|>N text`` (right-stripped, ``<|`` written ``< |``) and a newline."""
+    return f"{LINE_SEP}{number} {text.rstrip().replace('<|', '< |')}\n"
+
+
+def listing_file_header(path: str) -> str:
+    """Opens the listing section of another user file: ``<|src_sep|>"path"`` and a newline."""
+    return SRC_SEP + json_string(path) + "\n"
 
 
 @lru_cache(maxsize=64)
 def source_index(source: str) -> SourceIndex:
     """The index of one file's source (cached; treat it as read-only). A file that does not parse
     has no scopes: all its lines are module level."""
-    lines = _split_lines(source)
+    lines = program_lines(source)
     code = [n for n, text in enumerate(lines, start=1) if text.strip()]
     comments = {n for n in code if lines[n - 1].lstrip().startswith("#")}
     index = SourceIndex(lines=lines, code=code, quiet=frozenset(comments))
@@ -483,8 +500,6 @@ def choose_listing(
     The whole program when it fits (and nothing of another file is needed); otherwise the lines
     of `line_priorities` in order while they fit. Deterministic in its arguments.
     """
-    from model import language as lang
-
     sources = Sources.of(program, modules)
     program_index = source_index(program)
     costs: dict[tuple[FileKey, int], int] = {}
@@ -494,7 +509,7 @@ def choose_listing(
         if key not in costs:
             index = sources.index(file)
             assert index is not None
-            costs[key] = count_tokens(lang.listing_line(line, index.lines[line - 1]))
+            costs[key] = count_tokens(listing_line(line, index.lines[line - 1]))
         return costs[key]
 
     full_cost = count_tokens(listing_text(full_listing(program), program))
@@ -502,7 +517,7 @@ def choose_listing(
     if full_cost <= budget and not wanted_elsewhere:
         return full_listing(program)
     budget -= budget // SLACK  # room for the window's first state to grow while the listing is kept
-    cost = _Cost(sources, line_cost, count_tokens(lang.LISTING_ELIDED), lambda f: 0 if f is None else count_tokens(lang.listing_file_header(f)))
+    cost = _Cost(sources, line_cost, count_tokens(LISTING_ELIDED), lambda f: 0 if f is None else count_tokens(listing_file_header(f)))
     order = line_priorities(state, program, breakpoints, modules)
     program_full = full_cost <= budget
     if program_full:
@@ -510,7 +525,7 @@ def choose_listing(
             cost.add(None, line, line_cost(None, line))
         cost.total = full_cost
         order = [fl for fl in order if fl[0] is not None]
-    smallest = min(count_tokens(lang.listing_line(1, "")), cost.marker)
+    smallest = min(count_tokens(listing_line(1, "")), cost.marker)
     for file, line in order:
         if budget - cost.total < smallest:
             break
@@ -524,8 +539,6 @@ def choose_listing(
 
 def listing_text(listing: Listing, program: str, modules: Mapping[str, str] | None = None) -> str:
     """The listing as it goes between the two ``<|src_sep|>`` of the header."""
-    from model import language as lang
-
     sources = Sources.of(program, modules)
     parts: list[str] = []
     for file, lines in listing.sections:
@@ -533,44 +546,17 @@ def listing_text(listing: Listing, program: str, modules: Mapping[str, str] | No
         if index is None:
             continue
         if file is not None:
-            parts.append(lang.listing_file_header(file))
+            parts.append(listing_file_header(file))
         shown = set(lines)
         hidden = False
         for line in index.code:
             if line in shown:
-                parts.append(lang.listing_line(line, index.lines[line - 1]))
+                parts.append(listing_line(line, index.lines[line - 1]))
                 hidden = False
             elif not hidden:
-                parts.append(lang.LISTING_ELIDED)
+                parts.append(LISTING_ELIDED)
                 hidden = True
     return "".join(parts)
 
 
 NO_LISTING = Listing(())  # a header without any line: what `window_listing` counts as the fixed part
-
-
-def window_listing(
-    current: Listing | None,
-    state: State,
-    program: str,
-    context: int,
-    count_tokens: Callable[[str], int],
-    *,
-    breakpoints: Sequence[int | tuple[str, int]] = (),
-    modules: Mapping[str, str] | None = None,
-) -> Listing:
-    """The listing of a window that starts at `state`, for a model of `context` tokens.
-
-    `current` (the listing of the window before) is kept while it covers `state` and still fits
-    the budget left by this window's fixed part (header without listing, `state` in full), so a
-    session's cached prefix stays valid; otherwise `choose_listing` picks a new one for `state`.
-    The session and the training windows (`model.language.render_windows`) both call this.
-    """
-    from model import language as lang
-
-    fixed = count_tokens(lang.render_header(program, breakpoints, NO_LISTING, modules)) + count_tokens(lang.render_state(state, None))
-    budget = listing_budget(context, fixed)
-    if current is not None and current.covers(state, program, modules):
-        if count_tokens(listing_text(current, program, modules)) <= budget:
-            return current
-    return choose_listing(state, program, budget, count_tokens, breakpoints=breakpoints, modules=modules)

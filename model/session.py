@@ -27,7 +27,7 @@ from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
 from model.cut_values import runaway
 from model.ensemble import load_companions, named_companions
-from model.listing import STATE_RESERVE, Listing, window_listing
+from model.listing import STATE_RESERVE, Listing
 from model.arg_evidence import uses_at, violations
 from model.rerank import (CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, SAMPLE_TEMPERATURE, STALE_PENALTY, Candidate,
                           best_candidate, is_stale)  # fmt: skip
@@ -607,7 +607,7 @@ class NeuralDebugger:
         if not chain or _chain_end(chain) != first:
             chain = [first]
         action = Action(kind=kind)
-        listing = window_listing(None, first, self.program, self._listing_context(), self._count,
+        listing = lang.window_listing(None, first, self.program, self._listing_context(), self._count,
                                  breakpoints=self._all_breakpoints(), modules=self.modules)
         prompt = self._encode(lang.render_prompt(self.program, self._all_breakpoints(), chain, action, listing, self.modules))
         if len(prompt) + self.max_state_tokens > self.max_model_len:
@@ -698,7 +698,7 @@ class NeuralDebugger:
         """log P(`later` | `earlier`, step_return): the teacher-forced forward check of a candidate (no breakpoints)."""
         step_return = Action(kind=ActionKind.STEP_RETURN)
         try:
-            listing = window_listing(None, earlier, self.program, self._listing_context(), self._count, modules=self.modules)
+            listing = lang.window_listing(None, earlier, self.program, self._listing_context(), self._count, modules=self.modules)
             prompt = self._encode(lang.render_prompt(self.program, [], [earlier], step_return, listing, self.modules))
             target = self._encode(lang.render_state(later, earlier))
         except (ValueError, SessionError):
@@ -728,7 +728,7 @@ class NeuralDebugger:
     def _prompt_ids(self, action: Action) -> list[int]:
         """Header, the window's first state in full, then (action, state) ids, then `action`.
 
-        The listing follows the current stop (`model.listing.window_listing`, asked at every
+        The listing follows the current stop (`model.language.window_listing`, asked at every
         prompt): it is kept while it covers the stop and fits beside it, so the cached prefix stays
         valid; a new listing starts a new window at the stop it was chosen for. A prompt too long
         moves the window start under the same listing. Training windows follow the same sequence
@@ -737,7 +737,7 @@ class NeuralDebugger:
         action_ids = self._encode(lang.render_action(action))
         budget = self.max_model_len - self.max_state_tokens
         last = len(self._records) - 1
-        listing = window_listing(self._listing, self._records[last].state, self.program, self._listing_context(), self._count,
+        listing = lang.window_listing(self._listing, self._records[last].state, self.program, self._listing_context(), self._count,
                                  breakpoints=self._all_breakpoints(), modules=self.modules)
         if listing != self._listing:
             self._listing, self._header_ids, self._window = listing, None, last

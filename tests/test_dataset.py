@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from protocol.debugger import Trajectory
-from tracegen.dataset import SynthConfig, build_shard, make_dataset, read_shard, shard_name
+from tracegen.dataset import SynthConfig, build_shard, make_dataset
+from tracegen.shards import read_shard, shard_name
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = dict(count=14, seed=3, shard_size=6, per_program=4, max_steps=12)

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from model import language as L
+from model.listing import LISTING_ELIDED
 from protocol.debugger import (
     Action,
     ActionKind,
@@ -254,7 +255,7 @@ def test_windows_cover_every_step_once_and_parse(traj: Trajectory, max_chars: in
         text = L.render_text(window)
         assert len(text) <= max_chars
         assert window[0].text.startswith(L.BOS + L.SRC_SEP) and not window[1].predicted
-        if L.LISTING_ELIDED not in window[0].text:  # the whole program, or (a bounded listing) none of it
+        if LISTING_ELIDED not in window[0].text:  # the whole program, or (a bounded listing) none of it
             assert window[0].text == header or L.LINE_SEP not in window[0].text.split(L.BREAKPOINTS)[0]
         _, pairs = L.parse_session(text, traj.program)
         assert pairs[0][0] is None
@@ -301,9 +302,11 @@ def test_truncated_or_corrupted_states_raise_parse_error_only(traj: Trajectory, 
         cut = data.draw(st.integers(0, len(text)))
         corrupted = text[:cut] + data.draw(st.sampled_from(["", "}", '"', L.FRAME_SEP, "x", L.STATE_END])) + text[cut + 1 :]
         try:
-            L.parse_state(corrupted, previous, traj.program)
-        except L.ParseError:
-            pass
+            parsed = L.parse_state(corrupted, previous, traj.program)
+        except L.ParseError as exc:
+            assert str(exc) and corrupted != text  # the text as rendered always parses
+        else:  # what parses is a state the language can write again
+            assert L.parse_state(L.render_state(parsed, previous), previous, traj.program) == parsed
         previous = state
 
 
@@ -530,6 +533,8 @@ def test_constraint_of_a_program_that_does_not_compile_still_parses(text: str) -
 @given(st.text())
 def test_arbitrary_text_raises_parse_error_only(text: str) -> None:
     try:
-        L.parse_state(text, _PREVIOUS, EXAMPLE)
-    except L.ParseError:
-        pass
+        parsed = L.parse_state(text, _PREVIOUS, EXAMPLE)
+    except L.ParseError as exc:
+        assert str(exc)
+    else:
+        assert L.parse_state(L.render_state(parsed, _PREVIOUS), _PREVIOUS, EXAMPLE) == parsed

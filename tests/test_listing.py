@@ -87,14 +87,14 @@ def test_listing_fits_its_budget_shows_the_stack_and_is_deterministic(module: st
         assert listing == LS.choose_listing(state, program, budget, len)  # deterministic
         needed = len(LS.listing_text(stack_lines_listing(state, program), program))
         if needed <= budget - budget // LS.SLACK:  # room for the stack: every frame's line is there, with its number
-            lines = L.program_lines(program)
+            lines = LS.program_lines(program)
             for frame in state.frames:
-                assert L.listing_line(frame.line, lines[frame.line - 1]) in listed
+                assert LS.listing_line(frame.line, lines[frame.line - 1]) in listed
         # the listing never invents: every listed line is the program's line with its real number
         shown = [piece for piece in listed.split(L.LINE_SEP) if piece and piece != "..\n"]
         for piece in shown:
             number, _, rest = piece.partition(" ")
-            assert L.listing_line(int(number), L.program_lines(program)[int(number) - 1]) == L.LINE_SEP + piece
+            assert LS.listing_line(int(number), LS.program_lines(program)[int(number) - 1]) == L.LINE_SEP + piece
 
 
 @FAST
@@ -105,7 +105,7 @@ def test_short_programs_render_as_before(seed: int) -> None:
     states = record(program, [INTO] * 30)
     full = L.render_header(program, [2])
     for state in states:
-        listing = LS.window_listing(None, state, program, 1024, len, breakpoints=[2])
+        listing = L.window_listing(None, state, program, 1024, len, breakpoints=[2])
         budget = LS.listing_budget(1024, len(L.render_header(program, [2], LS.NO_LISTING)) + len(L.render_state(state)))
         if len(LS.listing_text(LS.full_listing(program), program)) <= budget:
             assert listing.full and L.render_header(program, [2], listing) == full
@@ -125,7 +125,7 @@ def test_examples_render_as_before_with_the_shipped_tokenizer() -> None:
         states = record(program, [INTO] * 40)
         traj = Trajectory(program=program, initial=states[0], steps=[Step(action=INTO, state=s) for s in states[1:]])
         for state in states:
-            assert LS.window_listing(None, state, program, 1024, count).full, path.name
+            assert L.window_listing(None, state, program, 1024, count).full, path.name
         for window in L.render_windows(traj, 1024, count):
             assert window[0].text == L.render_header(program, []), path.name
 
@@ -147,14 +147,14 @@ def test_a_smaller_budget_shows_fewer_lines_and_the_choice_follows_the_stop() ->
 def test_callees_of_the_current_line_are_listed_even_far_away() -> None:
     filler = "".join(f"def unused_{i}(x):\n    y = x * {i}\n    return y + {i}\n\n" for i in range(120))
     program = "def target(v):\n    w = v + 1\n    return w\n\n" + filler + "r = target(3)\nprint(r)\n"
-    call_line = L.program_lines(program).index("r = target(3)") + 1
+    call_line = LS.program_lines(program).index("r = target(3)") + 1
     state = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=call_line)])
     listing = LS.choose_listing(state, program, 400, len)
     assert not listing.full
     for line in (1, 2, call_line):  # the callee's def and first line, the stop
         assert listing.shows(None, line)
     assert not listing.shows(None, 10)  # unused code far from both is left out
-    assert L.LISTING_ELIDED in L.render_header(program, [], listing)
+    assert LS.LISTING_ELIDED in L.render_header(program, [], listing)
 
 
 def test_other_user_files_appear_as_sections_with_their_path() -> None:
@@ -164,8 +164,8 @@ def test_other_user_files_appear_as_sections_with_their_path() -> None:
     state = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=152)])
     listing = LS.choose_listing(state, program, 500, len, modules=modules)
     text = LS.listing_text(listing, program, modules)
-    assert L.listing_file_header("pricing.py") + L.listing_line(1, "def price(n):") in text
-    assert L.listing_line(2, "    base = n * 2") in text
+    assert LS.listing_file_header("pricing.py") + LS.listing_line(1, "def price(n):") in text
+    assert LS.listing_line(2, "    base = n * 2") in text
     inside = State(reason=StopReason.STEP, frames=[Frame(name="price", line=2, file="pricing.py"), Frame(name="<module>", line=152)])
     assert listing.covers(inside, program, modules)
     assert LS.choose_listing(state, program, 500, len, modules=dict(reversed(list(modules.items())))) == listing
@@ -191,7 +191,7 @@ def test_training_windows_use_the_listing_rule_on_long_files() -> None:
     index = 0
     for window in windows:
         header = window[0].text
-        assert L.LISTING_ELIDED in header and len(L.render_text(window)) <= 4096
+        assert LS.LISTING_ELIDED in header and len(L.render_text(window)) <= 4096
         _, pairs = L.parse_session(L.render_text(window), program)
         for offset, (_, state) in enumerate(pairs[:-1]):  # every prompt's last state is shown by the window's listing
             for frame in states[index + offset].frames:
@@ -213,7 +213,7 @@ def test_long_files_step_with_a_real_model_and_no_context_error(tiny_checkpoint:
             prompt = session._prompt_ids(action)
             assert len(prompt) <= 1024 - 48
             header = session.tokenizer.decode(session._header(), skip_special_tokens=False)
-            assert L.LISTING_ELIDED in header
+            assert LS.LISTING_ELIDED in header
             for frame in session.state.frames:  # the stop the model predicts from is in its listing
                 assert L.LINE_SEP + f"{frame.line} " in header
             session.step(action)
@@ -255,7 +255,7 @@ def test_packing_a_long_file_keeps_every_step_and_uses_bounded_listings(tiny_che
     docs, windows = trajectory_documents(traj, encoder, 1024, "states")
     assert docs and all(len(d.ids) <= 1024 for d in docs)
     assert sum(s.predicted for w in windows for s in w) == len(traj.steps)
-    assert all(L.LISTING_ELIDED in w[0].text for w in windows)
+    assert all(LS.LISTING_ELIDED in w[0].text for w in windows)
 
 
 def test_the_choice_does_not_depend_on_the_process(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from protocol.debugger import ActionKind
-from tracegen.dataset import read_shard
+from tracegen.shards import read_shard
 from tracegen.fast import record_program
 from tracegen.posing import POSING, POSING_KEY, app, hide_call_arguments
 from tracegen.sampling import sample_trajectories

@@ -39,6 +39,7 @@ from pathlib import Path
 from tracegen.dedupe import CruxEvalGuard, Deduper, default_cruxeval_path
 from tracegen.heldout import HeldOut
 from tracegen.posing import POSING
+from tracegen.shards import read_shard, shard_name  # noqa: F401 - read_shard: readers still import it from here
 from tracegen.sources import ProgramSpec, WeightedSources, parse_sources
 from tracegen.synth.filter import FilterPolicy, rejection, same_run
 
@@ -102,10 +103,6 @@ class ShardStats:
     rejected: dict[str, int] = field(default_factory=dict)
     sha256: str = ""
     seconds: float = 0.0
-
-
-def shard_name(index: int) -> str:
-    return f"shard-{index:05d}.jsonl"
 
 
 def shard_rng(seed: int, index: int) -> random.Random:
@@ -361,13 +358,3 @@ def _manifest(config: SynthConfig, done: dict[int, ShardStats], workers: int, el
                      "trajectories_per_second": round(made / elapsed, 2) if elapsed > 0 else None},
         "shards": shards,
     }
-
-
-def read_shard(path: Path | str):  # noqa: ANN201 - Iterator[Trajectory]
-    """The trajectories of one shard file."""
-    from protocol.debugger import Trajectory
-
-    with Path(path).open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                yield Trajectory.model_validate_json(line)

@@ -23,6 +23,7 @@ from pathlib import Path
 import typer
 
 from protocol.debugger import Frame, State, Trajectory
+from tracegen.shards import read_shard, shard_name
 
 HIDDEN = "..."  # what the hidden argument text reads, as CruxEval-I's calling line shows it
 MODULE = "<module>"
@@ -104,8 +105,6 @@ def main(
     shard_size: int = typer.Option(1000, min=1, help="trajectories per output shard"),
 ) -> None:
     """Read SOURCE shards, write the hidden-call trajectories to OUT and print the counts."""
-    from tracegen.dataset import read_shard
-
     paths = sorted(p for s in source for p in ([s] if s.is_file() else s.glob("shard-*.jsonl")))
     if not paths:
         typer.echo(f"error: no shard-*.jsonl under {', '.join(map(str, source))}", err=True)
@@ -128,8 +127,6 @@ def main(
 
 
 def _write_shard(out: Path, index: int, buffer: list[str]) -> None:
-    from tracegen.dataset import shard_name
-
     (out / shard_name(index)).write_text("".join(buffer))
     buffer.clear()
 

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 
 from protocol.debugger import Action, ActionKind, Step, Trajectory
 from tracegen.fast import ReplaySession
+from tracegen.posing import hide_call_arguments
 from tracegen.trace import LINE, ProgramTrace
 from tracegen.trees import InverseChain
 
@@ -125,8 +126,6 @@ def sample_hidden_calls(trace: ProgramTrace, rng: random.Random, n: int, max_ste
     """Up to ``n`` inverse trajectories posed like CruxEval-I (`tracegen.posing`): each starts on a module-level
     calling line just after its call returned, with the call's arguments hidden, and its first action is
     ``inv_step_call`` (the question CruxEval-I asks); distinct starts, in random order."""
-    from tracegen.posing import hide_call_arguments
-
     if n <= 0 or not trace.events:
         return []
     chain = InverseChain(trace)

@@ -84,7 +84,7 @@ def _read(path: Path) -> str:
 def _shard_programs(path: Path) -> list[Program]:
     from pydantic import ValidationError
 
-    from tracegen.dataset import read_shard
+    from tracegen.shards import read_shard
 
     seen: dict[str, Program] = {}
     try:

@@ -1,0 +1,22 @@
+"""Trajectory shard files: ``shard-NNNNN.jsonl``, one `protocol.Trajectory` JSON per line.
+
+The file format every dataset writer (`tracegen.dataset`, `tracegen.posing`) and reader shares.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from protocol.debugger import Trajectory
+
+
+def shard_name(index: int) -> str:
+    return f"shard-{index:05d}.jsonl"
+
+
+def read_shard(path: Path | str) -> Iterator[Trajectory]:
+    """The trajectories of one shard file."""
+    with Path(path).open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                yield Trajectory.model_validate_json(line)
