@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.test_packages import _install
-from tracegen.dataset import SynthConfig, make_dataset, read_shard, shard_rng
+from tracegen.dataset import SynthConfig, make_dataset, read_shard
+from tracegen.shards import shard_rng
 from tracegen.dedupe import function_keys, source_key
 from tracegen.heldout import EXAMPLES_DIR, HELD_OUT_SEEDS, HeldOut
 from tracegen.realworld import module_copy, stdlib_source

@@ -39,7 +39,7 @@ from pathlib import Path
 from tracegen.dedupe import CruxEvalGuard, Deduper, default_cruxeval_path
 from tracegen.heldout import HeldOut
 from tracegen.posing import POSING
-from tracegen.shards import read_shard, shard_name  # noqa: F401 - read_shard: readers still import it from here
+from tracegen.shards import read_shard, shard_name, shard_rng  # noqa: F401 - read_shard, shard_rng: readers still import them from here
 from tracegen.sources import ProgramSpec, WeightedSources, parse_sources
 from tracegen.synth.filter import FilterPolicy, rejection, same_run
 
@@ -103,12 +103,6 @@ class ShardStats:
     rejected: dict[str, int] = field(default_factory=dict)
     sha256: str = ""
     seconds: float = 0.0
-
-
-def shard_rng(seed: int, index: int) -> random.Random:
-    """The generator of shard `index`: a function of (seed, index) only."""
-    digest = hashlib.sha256(f"neural-debugger-synth:{seed}:{index}".encode()).digest()
-    return random.Random(int.from_bytes(digest[:16], "big"))
 
 
 def _record(spec: ProgramSpec, policy: FilterPolicy):  # noqa: ANN202 - ProgramTrace

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from tracegen.dedupe import CruxEvalGuard, function_keys, source_key
 from tracegen.realworld import DRIVERS, build_program, module_copy, stdlib_source
-from tracegen.sources import ProgramSpec
+from tracegen.shards import shard_rng
+from tracegen.sources import ProgramSpec, parse_sources
 
 REPO = Path(__file__).resolve().parent.parent
 EVERYDAY_DIR = Path(__file__).resolve().parent / "everyday"
@@ -75,9 +76,6 @@ def realworld_set() -> EvalSet:
 def synthetic_keys(seed: int, draws: int = SYNTHETIC_DRAWS) -> frozenset[str]:
     """Keys of the first `draws` programs that ``tracegen synth --seed SEED`` (default sources) draws for
     shard 0, in the order `tracegen.dataset.build_shard` draws them. Cached: it is a pure function."""
-    from tracegen.dataset import shard_rng
-    from tracegen.sources import parse_sources
-
     sources = parse_sources("synthetic")
     rng = shard_rng(seed, 0)
     keys = set()

@@ -28,7 +28,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from tracegen.sources import ProgramSpec, doctest_program, static_rejection
+from tracegen.programs import ProgramSpec, doctest_program, static_rejection
 
 MANIFEST = "manifest.json"
 SITE = "site"

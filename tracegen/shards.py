@@ -1,13 +1,22 @@
-"""Trajectory shard files: ``shard-NNNNN.jsonl``, one `protocol.Trajectory` JSON per line.
+"""Trajectory shard files: ``shard-NNNNN.jsonl``, one `protocol.Trajectory` JSON per line, and the
+random generator each shard is drawn from (a function of the dataset seed and the shard index).
 
 The file format every dataset writer (`tracegen.dataset`, `tracegen.posing`) and reader shares.
 """
 from __future__ import annotations
 
+import hashlib
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
 from protocol.debugger import Trajectory
+
+
+def shard_rng(seed: int, index: int) -> random.Random:
+    """The generator of shard `index`: a function of (seed, index) only."""
+    digest = hashlib.sha256(f"neural-debugger-synth:{seed}:{index}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:16], "big"))
 
 
 def shard_name(index: int) -> str:
