@@ -27,10 +27,12 @@ from adapter import confidence as shown
 from adapter.breakpoints import describe_unverified, executable_lines
 from adapter.client_paths import path_from_client, path_to_client
 from adapter.completions import completion_targets
+from adapter.data_breakpoints import Change, DataBreakpoints
 from adapter.conditions import BreakpointRule, ConditionError, ConditionRaised, check_hit_condition, format_log_message, should_stop
 from adapter.evaluate import EvaluateError, evaluate_path, module_frame_index
 from adapter.launch_config import LaunchConfig, LaunchError, Program, load_program, open_session, parse_config
 from adapter.variables import VariableStore, parse_repr, replace_path
+from adapter.watch import WatchTarget
 from model.session_api import DebugSession, SessionError
 from protocol import dap
 from protocol.debugger import Action, ActionKind, Ending, State, StopReason
@@ -56,6 +58,7 @@ CAPABILITIES: dict[str, Any] = {
     "supportsCompletionsRequest": True,
     "supportsHitConditionalBreakpoints": True,
     "supportsLogPoints": True,
+    "supportsDataBreakpoints": True,
     "supportsValueFormattingOptions": False,
     "exceptionBreakpointFilters": [
         {
@@ -103,6 +106,7 @@ class DapHandler:
         self.breakpoints: dict[str, list[int]] = {}  # source path -> requested lines
         self.rules: dict[str, dict[int, BreakpointRule]] = {}  # source path -> line -> condition/hit count/log message
         self.exception_filters: set[str] = {"uncaught"}
+        self.data_breakpoints = DataBreakpoints()  # Break on Value Change (adapter.data_breakpoints)
         self.variables = VariableStore()
         # Frame ids are new at every stop (debugpy keeps a frame's id while it lives): frames of stop k are
         # frame_base+1..frame_base+n. VS Code keeps a stop's lazily loaded rows (and a "Load More
@@ -420,6 +424,54 @@ class DapHandler:
             return str(run.program.path)
         return os.path.realpath(os.path.join(run.program.path.parent, file))
 
+    async def on_dataBreakpointInfo(self, request: dap.Request) -> dict[str, Any]:
+        """What "Break on Value Change" would watch: a variable of a scope, an item inside one, or an expression."""
+        run, state = self._require_stopped()
+        args = self._args(request, dap.DataBreakpointInfoArguments)
+        if state.finished:
+            return {"dataId": None, "description": "the program has exited: nothing to watch"}
+        if args.variables_reference:
+            found = self._watch_target(state, args.variables_reference, args.name)
+            if isinstance(found, str):
+                return {"dataId": None, "description": found}
+            target = found
+        else:
+            index = self._frame_index(state, args.frame_id)
+            try:
+                evaluate_path(state, args.name, index)
+            except EvaluateError as exc:
+                return {"dataId": None, "description": str(exc)}
+            if _root_name(args.name.strip()) not in state.frames[index].locals:  # a global seen from a function
+                index = module_frame_index(state, index) or index
+            target = WatchTarget.at(state, index, args.name.strip())
+        return {"dataId": target.data_id, "description": f"when {target.where()} changes", "accessTypes": ["write"],
+                "canPersist": False}
+
+    def _watch_target(self, state: State, ref: int, name: str) -> WatchTarget | str:
+        """The watch target of entry `name` of container `ref`, or why it cannot be watched."""
+        if ref not in self.variables:
+            return f"unknown variablesReference {ref}: the program has moved on"
+        index = self.variables.index_of(ref, name)
+        if index is None:
+            return f"{name!r} is not shown under this reference: the program has moved on"
+        _, _, expression = self.variables.entry(ref, index)
+        current = ref
+        while self.variables.frame_of(current) is None:
+            owner = self.variables.owner(current)
+            if owner is None:
+                return f"{name!r} is not a value of a frame (e.g. a model's alternative or a history row): it cannot be watched"
+            current = owner[0]
+        frame_index = self.variables.frame_of(current)
+        if expression is None or frame_index is None:
+            return f"{name!r} has no path from a variable (e.g. an item of a set): it cannot be watched"
+        return WatchTarget.at(state, frame_index, expression)
+
+    async def on_setDataBreakpoints(self, request: dap.Request) -> dict[str, Any]:
+        args = self._args(request, dap.SetDataBreakpointsArguments)
+        run = self.run if self.run is not None and self.run.started and not self.run.ended else None
+        state = run.session.state if run is not None else None
+        return {"breakpoints": self.data_breakpoints.replace(args.breakpoints, state)}
+
     async def on_setExceptionBreakpoints(self, request: dap.Request) -> dict[str, Any]:
         args = self._args(request, dap.SetExceptionBreakpointsArguments)
         filters = set(args.filters) | {o.filter_id for o in args.filter_options or []}
@@ -664,6 +716,9 @@ class DapHandler:
         await self._advance(run, Action(kind=kind))
 
     async def _advance(self, run: _Run, action: Action) -> None:
+        if action.kind is ActionKind.CONTINUE and self.data_breakpoints:
+            await self._continue_watching(run)
+            return
         state = await self._in_thread(run.session.step, action)
         if run.comparer is not None:
             self._report_comparison(await self._in_thread(run.comparer.step, action, state))
@@ -690,6 +745,45 @@ class DapHandler:
             if run.comparer is not None:
                 self._report_comparison(await self._in_thread(run.comparer.step, action, state))
         self._show(run, state)
+
+    async def _continue_watching(self, run: _Run) -> None:
+        """Continue with data breakpoints: predicted stepIn stops, one at a time, until a watched value changes.
+
+        Also stops where a plain Continue would: a line breakpoint that says stop (not the calling line a
+        function returned to: Continue never stops there again), an uncaught exception, the end. After
+        `dataBreakpointSteps` stops without any of these it stops anyway and says so.
+        """
+        watch = self.data_breakpoints
+        watch.arm(run.session.state)
+        limit = run.config.data_breakpoint_steps
+        lines = self._program_breakpoints(run)
+        action = Action(kind=ActionKind.STEP_INTO)
+        for taken in range(1, limit + 1):
+            state = await self._in_thread(run.session.step, action)
+            if run.comparer is not None:
+                self._report_comparison(await self._in_thread(run.comparer.step, action, state))
+            changes = watch.changes(state)
+            for text in watch.notes:
+                self.note(f"neural debugger: {text}")
+            watch.notes.clear()
+            if changes:
+                self._show(run, state, reason="data breakpoint", changes=changes)
+                return
+            if state.finished or (state.reason is StopReason.EXCEPTION and "uncaught" in self.exception_filters):
+                self._show(run, state)
+                return
+            top = state.top
+            if top is not None and state.return_value is None and self._on_session_breakpoint(run, top, lines):
+                stop, log = self._breakpoint_decision(run, state.model_copy(update={"reason": StopReason.BREAKPOINT}))
+                if stop:
+                    self._show(run, state, reason="breakpoint")
+                    return
+                self._log(run, state, log)
+            if taken < limit:
+                self._forward_stdout(state)
+        self.note(f"neural debugger: no watched value changed in {limit} predicted steps (launch attribute "
+                  "dataBreakpointSteps); stopped here, Continue goes on watching")
+        self._show(run, state, reason="step")
 
     def _breakpoint_decision(self, run: _Run, state: State) -> tuple[bool, str | None]:
         """Whether a stop is kept, and a logpoint's message to write.
@@ -777,7 +871,8 @@ class DapHandler:
         if state.stdout:
             self.emit("output", {"category": "stdout", "output": state.stdout})
 
-    def _show(self, run: _Run, state: State, reason: str | None = None, replay: bool = False, log: str | None = None) -> None:
+    def _show(self, run: _Run, state: State, reason: str | None = None, replay: bool = False, log: str | None = None,
+              changes: Sequence[Change] = ()) -> None:
         """Queue the events for a new current state: output, then stopped or exited + terminated."""
         self.variables.clear()
         self.frame_base += self.frames_shown
@@ -804,10 +899,26 @@ class DapHandler:
         sure = shown.stop_confidence(run.session)
         body["neuralConfidence"] = round(sure, 4)
         body["description"] = shown.describe_stop(run.session, sure, replay=replay)
+        if changes:
+            body.update(self._describe_changes(run, changes))
         if state.reason is StopReason.EXCEPTION and state.exception is not None:
             body["description"] = f"Exception: {state.exception.type} ({body['description']})"
             body["text"] = f"{state.exception.type}: {state.exception.message}".rstrip(": ")
         self.emit("stopped", body)
+
+    @staticmethod
+    def _describe_changes(run: _Run, changes: Sequence[Change]) -> dict[str, Any]:
+        """A data breakpoint stop's fields: old -> new for each watched value, and how sure the model is of each new one."""
+        texts, sure = [], []
+        for change in changes:
+            root = _root_name(change.breakpoint.target.expression)
+            p = shown.frame_confidence(run.session, change.frame_index).get(root, 1.0)
+            sure.append(p)
+            texts.append(f"{change.describe()} ({shown.percent(p)} sure)" if getattr(run.session, "predicted", False)
+                         else change.describe())
+        text = "; ".join(texts)
+        return {"description": f"data breakpoint: {text}", "text": text, "neuralValueConfidence": round(min(sure), 4),
+                "hitBreakpointIds": [change.breakpoint.id for change in changes]}
 
     def _show_exit(self, run: _Run, state: State, replay: bool) -> None:
         """A (predicted) exit shown as one more stop (launch attribute stopAtExit): Step Back works from it.
