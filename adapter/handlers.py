@@ -30,6 +30,7 @@ from adapter.completions import completion_targets
 from adapter.data_breakpoints import Change, DataBreakpoints
 from adapter.conditions import BreakpointRule, ConditionError, ConditionRaised, check_hit_condition, format_log_message, should_stop
 from adapter.evaluate import EvaluateError, evaluate_path, module_frame_index
+from adapter import history
 from adapter.launch_config import LaunchConfig, LaunchError, Program, load_program, open_session, parse_config
 from adapter.variables import VariableStore, parse_repr, replace_path
 from adapter.watch import WatchTarget
@@ -87,6 +88,8 @@ class _Run:
     closed: bool = False  # the session's resources have been released
     comparer: Any = None  # adapter.compare.LockstepComparer when compareWith is "debugpy"
     summary_reported: bool = False  # the comparison summary went out (at the program's end)
+    first: State | None = None  # the session's first stop (its history follows it)
+    earlier: list[State] = field(default_factory=list)  # stops before the program was edited (adapter.history)
 
 
 @dataclass
@@ -289,6 +292,7 @@ class DapHandler:
     async def _start(self, run: _Run) -> None:
         state = await self._in_thread(run.session.start)
         run.started = True
+        run.first = state
         if run.comparer is not None:
             self._report_comparison(await self._in_thread(run.comparer.start, state, self._comparer_breakpoints(run)))
         if run.config.stop_on_entry:
@@ -441,9 +445,7 @@ class DapHandler:
                 evaluate_path(state, args.name, index)
             except EvaluateError as exc:
                 return {"dataId": None, "description": str(exc)}
-            if _root_name(args.name.strip()) not in state.frames[index].locals:  # a global seen from a function
-                index = module_frame_index(state, index) or index
-            target = WatchTarget.at(state, index, args.name.strip())
+            target = self._target(state, index, args.name)
         return {"dataId": target.data_id, "description": f"when {target.where()} changes", "accessTypes": ["write"],
                 "canPersist": False}
 
@@ -527,7 +529,42 @@ class DapHandler:
                                [(k, v, k) for k, v in module.items()], frame_index=last,
                                confidence=[scores.get(k, 1.0) for k in module],
                                alternatives=shown.alternatives_for(run.session, last))})  # fmt: skip
+        scopes += self._history_scope(run, state, index)
         return {"scopes": scopes}
+
+    def _stops(self, run: _Run) -> list[State]:
+        """The session's stops so far, the current one last (only the current one after a prediction backwards)."""
+        if getattr(run.session, "predicted_backwards", False) or run.first is None:
+            return [run.session.state]
+        return [*run.earlier, run.first, *(step.state for step in run.session.history)]
+
+    def _reals(self, run: _Run) -> list[State] | None:
+        """debugpy's stops beside `_stops` (compare mode), else None."""
+        if run.comparer is None or run.earlier:
+            return None
+        return list(run.comparer.reals)
+
+    def _history_scope(self, run: _Run, state: State, index: int) -> list[dict[str, Any]]:
+        """A "History" scope for a frame seen at an earlier stop: each local's values across the stops (adapter.history)."""
+        stops = self._stops(run)
+        frame = WatchTarget.at(state, index, "_")
+        if not any(frame.frame_index(earlier) is not None for earlier in stops[:-1]):
+            return []
+        reals = self._reals(run)
+        entries = []
+        for name in state.frames[index].locals:
+            rows = history.value_history(stops, WatchTarget.at(state, index, name), reals)
+            children = self.variables.add_rows([(r.label, r.shown, 0) for r in history.runs(rows, reals is not None)])
+            entries.append((name, history.summary(rows), children))
+        return [{"name": "History", "expensive": False, "namedVariables": len(entries),
+                 "variablesReference": self.variables.add_rows(entries)}]
+
+    def _target(self, state: State, index: int, expression: str) -> WatchTarget:
+        """The watch target of an expression typed in frame `index` (a global seen from a function: the module's frame)."""
+        expression = expression.strip()
+        if _root_name(expression) not in state.frames[index].locals:
+            index = module_frame_index(state, index) or index
+        return WatchTarget.at(state, index, expression)
 
     async def on_variables(self, request: dap.Request) -> dict[str, Any]:
         self._require_stopped()
@@ -550,6 +587,8 @@ class DapHandler:
         run, state = self._require_stopped()
         index = self._frame_index(state, args.frame_id)
         expression = args.expression.strip()
+        if expression == "?history" or expression.startswith("?history "):  # "?history x": x's values at the stops so far
+            return self._ask_history(run, state, expression[len("?history"):].strip(), index)
         if expression.startswith("?"):  # "?x": how sure the model is of x, and what else it might be
             return await self._ask_alternatives(run, state, expression[1:].strip(), index)
         value = evaluate_path(state, args.expression, index)
@@ -562,6 +601,17 @@ class DapHandler:
         if parsed.type_name:
             body["type"] = parsed.type_name
         return shown.mark_variable(body, sure)
+
+    def _ask_history(self, run: _Run, state: State, expression: str, index: int) -> dict[str, Any]:
+        if not expression:
+            raise RequestError("?history: write ?history NAME with a variable of the frame, or a path such as d['k']")
+        evaluate_path(state, expression, index)  # EvaluateError when it names nothing here
+        target = self._target(state, index, expression)
+        reals = self._reals(run)
+        rows = history.value_history(self._stops(run), target, reals)
+        return {"result": history.describe(target, rows, reals is not None), "variablesReference": 0,
+                "neuralHistory": [{"stop": r.stop, "line": self._line_out(r.line), "value": r.value,
+                                   **({"real": r.real} if reals is not None else {})} for r in rows]}
 
     async def _ask_alternatives(self, run: _Run, state: State, name: str, index: int) -> dict[str, Any]:
         if name not in state.frames[index].locals:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 from adapter.evaluate import EvaluateError, evaluate_path, parse_path
 from protocol.debugger import State
@@ -63,9 +64,17 @@ class WatchTarget:
         index = self.frame_index(state)
         if index is None or state.finished:
             return None
+        local = state.frames[index].locals
+        if self.expression.isidentifier():
+            return local.get(self.expression)
         try:
-            if parse_path(self.expression)[0] not in state.frames[index].locals:  # not yet set (or no longer) in that frame
+            if _root(self.expression) not in local:  # not yet set (or no longer) in that frame
                 return None
             return evaluate_path(state, self.expression, index)
         except EvaluateError:
             return None
+
+
+@lru_cache(maxsize=256)
+def _root(expression: str) -> str:
+    return parse_path(expression)[0]
