@@ -31,7 +31,8 @@ from adapter.data_breakpoints import Change, DataBreakpoints
 from adapter.conditions import BreakpointRule, ConditionError, ConditionRaised, check_hit_condition, format_log_message, should_stop
 from adapter.evaluate import EvaluateError, evaluate_path, module_frame_index
 from adapter import history
-from adapter.launch_config import LaunchConfig, LaunchError, Program, load_program, open_session, parse_config
+from adapter.launch_config import LaunchConfig, LaunchError, Program, check_syntax, load_program, open_session, parse_config
+from adapter.source_edit import map_lines, move_breakpoints, move_state
 from adapter.variables import VariableStore, parse_repr, replace_path
 from adapter.watch import WatchTarget
 from model.session_api import DebugSession, SessionError
@@ -90,6 +91,7 @@ class _Run:
     summary_reported: bool = False  # the comparison summary went out (at the program's end)
     first: State | None = None  # the session's first stop (its history follows it)
     earlier: list[State] = field(default_factory=list)  # stops before the program was edited (adapter.history)
+    stamp: tuple[int, int] | None = None  # the program file's (mtime_ns, size) when last read: an edit changes it
 
 
 @dataclass
@@ -139,6 +141,13 @@ class DapHandler:
             return
         self.log.debug("request %s #%s", message.command, message.seq)
         self._outbox = _Outbox()
+        if message.command not in _NO_EDIT_CHECK and self.run is not None and self.run.started and not self.run.ended:
+            try:
+                await self._check_edit(self.run, message.command)
+            except Exception:  # noqa: BLE001 - an edit that cannot be followed must not fail the request
+                self.log.error("following an edit failed:\n%s", traceback.format_exc())
+                self.note("neural debugger: the program's file changed, but the edit could not be followed (see the log); "
+                          "restart to debug the edited program")
         method = getattr(self, "on_" + message.command, None)
         if method is None:
             await self._reply_error(message, f"unsupported request {message.command!r}: the neural debugger does not implement it")
@@ -275,7 +284,7 @@ class DapHandler:
         for notice in getattr(session, "notices", ()):  # e.g. a companion model left out: the session still works
             self.log.warning("session notice: %s", notice)
             await self.output(f"neural debugger: {notice}\n")
-        run = _Run(config=config, program=program, session=session)
+        run = _Run(config=config, program=program, session=session, stamp=_stamp(program.path))
         self._apply_breakpoints(run)
         if config.compare_with == "debugpy":
             from adapter.compare import LockstepComparer
@@ -339,6 +348,62 @@ class DapHandler:
         if not run.closed:
             run.closed = True
             await self._in_thread(run.session.close)
+
+    # ------------------------------------------------------------------ edit and re-predict
+
+    async def _check_edit(self, run: _Run, command: str) -> None:
+        """When the program's file changed on disk while stopped: say so, move the stop and the breakpoints into
+        the new source and predict the next steps from it (adapter.source_edit); or say why not and offer a restart."""
+        stamp = _stamp(run.program.path)
+        if stamp is None or stamp == run.stamp:
+            return
+        run.stamp = stamp
+        text = _read_text(str(run.program.path))
+        name = run.program.path.name
+        if text is None or text == run.program.source:
+            return
+        try:
+            check_syntax(text, name)
+        except LaunchError as exc:
+            self.note(f"neural debugger: {name} changed on disk but does not compile ({exc}); the next steps still follow "
+                      "the version loaded before: save a version that compiles")
+            return
+        if run.comparer is not None:
+            self.note("neural debugger: the comparison with debugpy no longer applies: the program was edited, and debugpy "
+                      "runs the version it started with")
+            comparer, run.comparer = run.comparer, None
+            self._report_summary(comparer)
+            await self._in_thread(comparer.close)
+        state = run.session.state
+        mapping = map_lines(run.program.source, text)
+        executable = executable_lines(text)
+        moved = move_state(state, text, mapping, executable) if not state.finished else "the program has exited"
+        replace = getattr(run.session, "replace_program", None)
+        if replace is None:
+            moved = "the oracle replays a recording of the program as it ran when the session started"
+        if isinstance(moved, str):
+            self.note(f"neural debugger: {name} changed on disk, but {moved}: the next steps still follow the version "
+                      "loaded before. Restart (Ctrl+Shift+F5) to debug the edited program from the start")
+            return
+        earlier = self._stops(run)[:-1]
+        try:
+            now = await self._in_thread(replace, text, moved)
+        except SessionError as exc:
+            self.note(f"neural debugger: {name} changed on disk, but the session cannot go on with it ({exc}); restart to debug it")
+            return
+        run.program = Program(path=run.program.path, source=text)
+        run.earlier, run.first = earlier, now
+        path = str(run.program.path)
+        kept, dropped = move_breakpoints(self.breakpoints.get(path, []), mapping, executable)
+        self.breakpoints[path] = await self._in_thread(run.session.set_breakpoints, kept)
+        self.rules[path] = {mapping.get(n, n): rule for n, rule in self.rules.get(path, {}).items() if mapping.get(n, n) in kept}
+        where = f"line {state.top.line} is now line {now.top.line}" if state.top and now.top and state.top.line != now.top.line \
+            else f"the stop stays on line {now.top.line if now.top else '?'}"
+        lost = f"; breakpoints on no code now: {', '.join(map(str, dropped))}" if dropped else ""
+        self.note(f"neural debugger: {name} changed on disk: {where}; the next steps are predicted from the edited "
+                  f"source (breakpoints checked again: {', '.join(map(str, self.breakpoints[path])) or 'none'}{lost})")
+        if command not in _STEPS:  # a step shows its own stop; else the views move to the new line now
+            self._show(run, now, reason="step", replay=True)
 
     # ------------------------------------------------------------------ breakpoints
 
@@ -1035,6 +1100,19 @@ class DapHandler:
         summary = comparer.summary
         self.note(summary.describe())
         self.emit("neuralComparisonSummary", summary.to_json())
+
+
+_NO_EDIT_CHECK = frozenset({"initialize", "launch", "attach", "restart", "terminate", "disconnect", "configurationDone"})
+_STEPS = frozenset({"next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue", "neuralPredictBefore"})
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """What tells that a file changed: its modification time and size (None: it cannot be read)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
 
 
 def _rules(asked: Sequence[dap.SourceBreakpoint], wanted: list[int], accepted: set[int]) -> tuple[dict[int, BreakpointRule], dict[int, str]]:
