@@ -25,6 +25,7 @@ class LockstepComparer:
         self.args: list[str] = list(getattr(config, "args", []) or [])
         self.cwd: str | None = getattr(config, "cwd", None)
         self.summary = ComparisonSummary()
+        self.reals: list[State] = []  # debugpy's stops, in order (the value history's real column)
         self._real: Any = None
         self.broken: str | None = None
 
@@ -67,6 +68,7 @@ class LockstepComparer:
         return self._compare(predicted, real)
 
     def _compare(self, predicted: State, real: State) -> list[dict[str, Any]]:
+        self.reals.append(real)
         diff = compare_states(predicted, real)
         index = self.summary.stops
         self.summary.add(diff)

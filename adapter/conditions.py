@@ -95,8 +95,9 @@ def hit_matches(text: str, hits: int) -> bool:
     return {"==": hits == number, ">=": hits >= number, "<=": hits <= number, ">": hits > number, "<": hits < number}[op]
 
 
-def should_stop(rule: BreakpointRule, state: State) -> bool:
-    """Count the hit and decide as pydevd does: the hit condition, else the condition, else stop."""
+def should_stop(rule: BreakpointRule, state: State, frame_index: int = 0) -> bool:
+    """Count the hit and decide as pydevd does: the hit condition, else the condition (judged in frame
+    `frame_index`), else stop."""
     rule.hits += 1
     if rule.hit_condition:
         if hit_matches(rule.hit_condition, rule.hits):
@@ -104,7 +105,7 @@ def should_stop(rule: BreakpointRule, state: State) -> bool:
         if not rule.condition:
             return False
     if rule.condition:
-        return bool(evaluate_condition(rule.condition, state))
+        return bool(evaluate_condition(rule.condition, state, frame_index))
     return True
 
 

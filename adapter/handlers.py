@@ -27,10 +27,14 @@ from adapter import confidence as shown
 from adapter.breakpoints import describe_unverified, executable_lines
 from adapter.client_paths import path_from_client, path_to_client
 from adapter.completions import completion_targets
+from adapter.data_breakpoints import Change, DataBreakpoints
 from adapter.conditions import BreakpointRule, ConditionError, ConditionRaised, check_hit_condition, format_log_message, should_stop
 from adapter.evaluate import EvaluateError, evaluate_path, module_frame_index
-from adapter.launch_config import LaunchConfig, LaunchError, Program, load_program, open_session, parse_config
+from adapter import history
+from adapter.launch_config import LaunchConfig, LaunchError, Program, check_syntax, load_program, open_session, parse_config
+from adapter.source_edit import map_lines, move_breakpoints, move_state
 from adapter.variables import VariableStore, parse_repr, replace_path
+from adapter.watch import WatchTarget
 from model.session_api import DebugSession, SessionError
 from protocol import dap
 from protocol.debugger import Action, ActionKind, Ending, State, StopReason
@@ -56,6 +60,7 @@ CAPABILITIES: dict[str, Any] = {
     "supportsCompletionsRequest": True,
     "supportsHitConditionalBreakpoints": True,
     "supportsLogPoints": True,
+    "supportsDataBreakpoints": True,
     "supportsValueFormattingOptions": False,
     "exceptionBreakpointFilters": [
         {
@@ -84,6 +89,9 @@ class _Run:
     closed: bool = False  # the session's resources have been released
     comparer: Any = None  # adapter.compare.LockstepComparer when compareWith is "debugpy"
     summary_reported: bool = False  # the comparison summary went out (at the program's end)
+    first: State | None = None  # the session's first stop (its history follows it)
+    earlier: list[State] = field(default_factory=list)  # stops before the program was edited (adapter.history)
+    stamp: tuple[int, int] | None = None  # the program file's (mtime_ns, size) when last read: an edit changes it
 
 
 @dataclass
@@ -103,6 +111,7 @@ class DapHandler:
         self.breakpoints: dict[str, list[int]] = {}  # source path -> requested lines
         self.rules: dict[str, dict[int, BreakpointRule]] = {}  # source path -> line -> condition/hit count/log message
         self.exception_filters: set[str] = {"uncaught"}
+        self.data_breakpoints = DataBreakpoints()  # Break on Value Change (adapter.data_breakpoints)
         self.variables = VariableStore()
         # Frame ids are new at every stop (debugpy keeps a frame's id while it lives): frames of stop k are
         # frame_base+1..frame_base+n. VS Code keeps a stop's lazily loaded rows (and a "Load More
@@ -132,6 +141,13 @@ class DapHandler:
             return
         self.log.debug("request %s #%s", message.command, message.seq)
         self._outbox = _Outbox()
+        if message.command not in _NO_EDIT_CHECK and self.run is not None and self.run.started and not self.run.ended:
+            try:
+                await self._check_edit(self.run, message.command)
+            except Exception:  # noqa: BLE001 - an edit that cannot be followed must not fail the request
+                self.log.error("following an edit failed:\n%s", traceback.format_exc())
+                self.note("neural debugger: the program's file changed, but the edit could not be followed (see the log); "
+                          "restart to debug the edited program")
         method = getattr(self, "on_" + message.command, None)
         if method is None:
             await self._reply_error(message, f"unsupported request {message.command!r}: the neural debugger does not implement it")
@@ -268,7 +284,7 @@ class DapHandler:
         for notice in getattr(session, "notices", ()):  # e.g. a companion model left out: the session still works
             self.log.warning("session notice: %s", notice)
             await self.output(f"neural debugger: {notice}\n")
-        run = _Run(config=config, program=program, session=session)
+        run = _Run(config=config, program=program, session=session, stamp=_stamp(program.path))
         self._apply_breakpoints(run)
         if config.compare_with == "debugpy":
             from adapter.compare import LockstepComparer
@@ -285,6 +301,7 @@ class DapHandler:
     async def _start(self, run: _Run) -> None:
         state = await self._in_thread(run.session.start)
         run.started = True
+        run.first = state
         if run.comparer is not None:
             self._report_comparison(await self._in_thread(run.comparer.start, state, self._comparer_breakpoints(run)))
         if run.config.stop_on_entry:
@@ -331,6 +348,62 @@ class DapHandler:
         if not run.closed:
             run.closed = True
             await self._in_thread(run.session.close)
+
+    # ------------------------------------------------------------------ edit and re-predict
+
+    async def _check_edit(self, run: _Run, command: str) -> None:
+        """When the program's file changed on disk while stopped: say so, move the stop and the breakpoints into
+        the new source and predict the next steps from it (adapter.source_edit); or say why not and offer a restart."""
+        stamp = _stamp(run.program.path)
+        if stamp is None or stamp == run.stamp:
+            return
+        run.stamp = stamp
+        text = _read_text(str(run.program.path))
+        name = run.program.path.name
+        if text is None or text == run.program.source:
+            return
+        try:
+            check_syntax(text, name)
+        except LaunchError as exc:
+            self.note(f"neural debugger: {name} changed on disk but does not compile ({exc}); the next steps still follow "
+                      "the version loaded before: save a version that compiles")
+            return
+        if run.comparer is not None:
+            self.note("neural debugger: the comparison with debugpy no longer applies: the program was edited, and debugpy "
+                      "runs the version it started with")
+            comparer, run.comparer = run.comparer, None
+            self._report_summary(comparer)
+            await self._in_thread(comparer.close)
+        state = run.session.state
+        mapping = map_lines(run.program.source, text)
+        executable = executable_lines(text)
+        moved = move_state(state, text, mapping, executable) if not state.finished else "the program has exited"
+        replace = getattr(run.session, "replace_program", None)
+        if replace is None:
+            moved = "the oracle replays a recording of the program as it ran when the session started"
+        if isinstance(moved, str):
+            self.note(f"neural debugger: {name} changed on disk, but {moved}: the next steps still follow the version "
+                      "loaded before. Restart (Ctrl+Shift+F5) to debug the edited program from the start")
+            return
+        earlier = self._stops(run)[:-1]
+        try:
+            now = await self._in_thread(replace, text, moved)
+        except SessionError as exc:
+            self.note(f"neural debugger: {name} changed on disk, but the session cannot go on with it ({exc}); restart to debug it")
+            return
+        run.program = Program(path=run.program.path, source=text)
+        run.earlier, run.first = earlier, now
+        path = str(run.program.path)
+        kept, dropped = move_breakpoints(self.breakpoints.get(path, []), mapping, executable)
+        self.breakpoints[path] = await self._in_thread(run.session.set_breakpoints, kept)
+        self.rules[path] = {mapping.get(n, n): rule for n, rule in self.rules.get(path, {}).items() if mapping.get(n, n) in kept}
+        where = f"line {state.top.line} is now line {now.top.line}" if state.top and now.top and state.top.line != now.top.line \
+            else f"the stop stays on line {now.top.line if now.top else '?'}"
+        lost = f"; breakpoints on no code now: {', '.join(map(str, dropped))}" if dropped else ""
+        self.note(f"neural debugger: {name} changed on disk: {where}; the next steps are predicted from the edited "
+                  f"source (breakpoints checked again: {', '.join(map(str, self.breakpoints[path])) or 'none'}{lost})")
+        if command not in _STEPS:  # a step shows its own stop; else the views move to the new line now
+            self._show(run, now, reason="step", replay=True)
 
     # ------------------------------------------------------------------ breakpoints
 
@@ -420,6 +493,52 @@ class DapHandler:
             return str(run.program.path)
         return os.path.realpath(os.path.join(run.program.path.parent, file))
 
+    async def on_dataBreakpointInfo(self, request: dap.Request) -> dict[str, Any]:
+        """What "Break on Value Change" would watch: a variable of a scope, an item inside one, or an expression."""
+        run, state = self._require_stopped()
+        args = self._args(request, dap.DataBreakpointInfoArguments)
+        if state.finished:
+            return {"dataId": None, "description": "the program has exited: nothing to watch"}
+        if args.variables_reference:
+            found = self._watch_target(state, args.variables_reference, args.name)
+            if isinstance(found, str):
+                return {"dataId": None, "description": found}
+            target = found
+        else:
+            index = self._frame_index(state, args.frame_id)
+            try:
+                evaluate_path(state, args.name, index)
+            except EvaluateError as exc:
+                return {"dataId": None, "description": str(exc)}
+            target = self._target(state, index, args.name)
+        return {"dataId": target.data_id, "description": f"when {target.where()} changes", "accessTypes": ["write"],
+                "canPersist": False}
+
+    def _watch_target(self, state: State, ref: int, name: str) -> WatchTarget | str:
+        """The watch target of entry `name` of container `ref`, or why it cannot be watched."""
+        if ref not in self.variables:
+            return f"unknown variablesReference {ref}: the program has moved on"
+        index = self.variables.index_of(ref, name)
+        if index is None:
+            return f"{name!r} is not shown under this reference: the program has moved on"
+        _, _, expression = self.variables.entry(ref, index)
+        current = ref
+        while self.variables.frame_of(current) is None:
+            owner = self.variables.owner(current)
+            if owner is None:
+                return f"{name!r} is not a value of a frame (e.g. a model's alternative or a history row): it cannot be watched"
+            current = owner[0]
+        frame_index = self.variables.frame_of(current)
+        if expression is None or frame_index is None:
+            return f"{name!r} has no path from a variable (e.g. an item of a set): it cannot be watched"
+        return WatchTarget.at(state, frame_index, expression)
+
+    async def on_setDataBreakpoints(self, request: dap.Request) -> dict[str, Any]:
+        args = self._args(request, dap.SetDataBreakpointsArguments)
+        run = self.run if self.run is not None and self.run.started and not self.run.ended else None
+        state = run.session.state if run is not None else None
+        return {"breakpoints": self.data_breakpoints.replace(args.breakpoints, state)}
+
     async def on_setExceptionBreakpoints(self, request: dap.Request) -> dict[str, Any]:
         args = self._args(request, dap.SetExceptionBreakpointsArguments)
         filters = set(args.filters) | {o.filter_id for o in args.filter_options or []}
@@ -475,7 +594,42 @@ class DapHandler:
                                [(k, v, k) for k, v in module.items()], frame_index=last,
                                confidence=[scores.get(k, 1.0) for k in module],
                                alternatives=shown.alternatives_for(run.session, last))})  # fmt: skip
+        scopes += self._history_scope(run, state, index)
         return {"scopes": scopes}
+
+    def _stops(self, run: _Run) -> list[State]:
+        """The session's stops so far, the current one last (only the current one after a prediction backwards)."""
+        if getattr(run.session, "predicted_backwards", False) or run.first is None:
+            return [run.session.state]
+        return [*run.earlier, run.first, *(step.state for step in run.session.history)]
+
+    def _reals(self, run: _Run) -> list[State] | None:
+        """debugpy's stops beside `_stops` (compare mode), else None."""
+        if run.comparer is None or run.earlier:
+            return None
+        return list(run.comparer.reals)
+
+    def _history_scope(self, run: _Run, state: State, index: int) -> list[dict[str, Any]]:
+        """A "History" scope for a frame seen at an earlier stop: each local's values across the stops (adapter.history)."""
+        stops = self._stops(run)
+        frame = WatchTarget.at(state, index, "_")
+        if not any(frame.frame_index(earlier) is not None for earlier in stops[:-1]):
+            return []
+        reals = self._reals(run)
+        entries = []
+        for name in state.frames[index].locals:
+            rows = history.value_history(stops, WatchTarget.at(state, index, name), reals)
+            children = self.variables.add_rows([(r.label, r.shown, 0) for r in history.runs(rows, reals is not None)])
+            entries.append((name, history.summary(rows), children))
+        return [{"name": "History", "expensive": False, "namedVariables": len(entries),
+                 "variablesReference": self.variables.add_rows(entries)}]
+
+    def _target(self, state: State, index: int, expression: str) -> WatchTarget:
+        """The watch target of an expression typed in frame `index` (a global seen from a function: the module's frame)."""
+        expression = expression.strip()
+        if _root_name(expression) not in state.frames[index].locals:
+            index = module_frame_index(state, index) or index
+        return WatchTarget.at(state, index, expression)
 
     async def on_variables(self, request: dap.Request) -> dict[str, Any]:
         self._require_stopped()
@@ -498,6 +652,8 @@ class DapHandler:
         run, state = self._require_stopped()
         index = self._frame_index(state, args.frame_id)
         expression = args.expression.strip()
+        if expression == "?history" or expression.startswith("?history "):  # "?history x": x's values at the stops so far
+            return self._ask_history(run, state, expression[len("?history"):].strip(), index)
         if expression.startswith("?"):  # "?x": how sure the model is of x, and what else it might be
             return await self._ask_alternatives(run, state, expression[1:].strip(), index)
         value = evaluate_path(state, args.expression, index)
@@ -510,6 +666,17 @@ class DapHandler:
         if parsed.type_name:
             body["type"] = parsed.type_name
         return shown.mark_variable(body, sure)
+
+    def _ask_history(self, run: _Run, state: State, expression: str, index: int) -> dict[str, Any]:
+        if not expression:
+            raise RequestError("?history: write ?history NAME with a variable of the frame, or a path such as d['k']")
+        evaluate_path(state, expression, index)  # EvaluateError when it names nothing here
+        target = self._target(state, index, expression)
+        reals = self._reals(run)
+        rows = history.value_history(self._stops(run), target, reals)
+        return {"result": history.describe(target, rows, reals is not None), "variablesReference": 0,
+                "neuralHistory": [{"stop": r.stop, "line": self._line_out(r.line), "value": r.value,
+                                   **({"real": r.real} if reals is not None else {})} for r in rows]}
 
     async def _ask_alternatives(self, run: _Run, state: State, name: str, index: int) -> dict[str, Any]:
         if name not in state.frames[index].locals:
@@ -664,6 +831,9 @@ class DapHandler:
         await self._advance(run, Action(kind=kind))
 
     async def _advance(self, run: _Run, action: Action) -> None:
+        if action.kind is ActionKind.CONTINUE and self.data_breakpoints:
+            await self._continue_watching(run)
+            return
         state = await self._in_thread(run.session.step, action)
         if run.comparer is not None:
             self._report_comparison(await self._in_thread(run.comparer.step, action, state))
@@ -690,6 +860,45 @@ class DapHandler:
             if run.comparer is not None:
                 self._report_comparison(await self._in_thread(run.comparer.step, action, state))
         self._show(run, state)
+
+    async def _continue_watching(self, run: _Run) -> None:
+        """Continue with data breakpoints: predicted stepIn stops, one at a time, until a watched value changes.
+
+        Also stops where a plain Continue would: a line breakpoint that says stop (not the calling line a
+        function returned to: Continue never stops there again), an uncaught exception, the end. After
+        `dataBreakpointSteps` stops without any of these it stops anyway and says so.
+        """
+        watch = self.data_breakpoints
+        watch.arm(run.session.state)
+        limit = run.config.data_breakpoint_steps
+        lines = self._program_breakpoints(run)
+        action = Action(kind=ActionKind.STEP_INTO)
+        for taken in range(1, limit + 1):
+            state = await self._in_thread(run.session.step, action)
+            if run.comparer is not None:
+                self._report_comparison(await self._in_thread(run.comparer.step, action, state))
+            changes = watch.changes(state)
+            for text in watch.notes:
+                self.note(f"neural debugger: {text}")
+            watch.notes.clear()
+            if changes:
+                self._show(run, state, reason="data breakpoint", changes=changes)
+                return
+            if state.finished or (state.reason is StopReason.EXCEPTION and "uncaught" in self.exception_filters):
+                self._show(run, state)
+                return
+            top = state.top
+            if top is not None and state.return_value is None and self._on_session_breakpoint(run, top, lines):
+                stop, log = self._breakpoint_decision(run, state.model_copy(update={"reason": StopReason.BREAKPOINT}))
+                if stop:
+                    self._show(run, state, reason="breakpoint")
+                    return
+                self._log(run, state, log)
+            if taken < limit:
+                self._forward_stdout(state)
+        self.note(f"neural debugger: no watched value changed in {limit} predicted steps (launch attribute "
+                  "dataBreakpointSteps); stopped here, Continue goes on watching")
+        self._show(run, state, reason="step")
 
     def _breakpoint_decision(self, run: _Run, state: State) -> tuple[bool, str | None]:
         """Whether a stop is kept, and a logpoint's message to write.
@@ -777,7 +986,8 @@ class DapHandler:
         if state.stdout:
             self.emit("output", {"category": "stdout", "output": state.stdout})
 
-    def _show(self, run: _Run, state: State, reason: str | None = None, replay: bool = False, log: str | None = None) -> None:
+    def _show(self, run: _Run, state: State, reason: str | None = None, replay: bool = False, log: str | None = None,
+              changes: Sequence[Change] = ()) -> None:
         """Queue the events for a new current state: output, then stopped or exited + terminated."""
         self.variables.clear()
         self.frame_base += self.frames_shown
@@ -804,10 +1014,26 @@ class DapHandler:
         sure = shown.stop_confidence(run.session)
         body["neuralConfidence"] = round(sure, 4)
         body["description"] = shown.describe_stop(run.session, sure, replay=replay)
+        if changes:
+            body.update(self._describe_changes(run, changes))
         if state.reason is StopReason.EXCEPTION and state.exception is not None:
             body["description"] = f"Exception: {state.exception.type} ({body['description']})"
             body["text"] = f"{state.exception.type}: {state.exception.message}".rstrip(": ")
         self.emit("stopped", body)
+
+    @staticmethod
+    def _describe_changes(run: _Run, changes: Sequence[Change]) -> dict[str, Any]:
+        """A data breakpoint stop's fields: old -> new for each watched value, and how sure the model is of each new one."""
+        texts, sure = [], []
+        for change in changes:
+            root = _root_name(change.breakpoint.target.expression)
+            p = shown.frame_confidence(run.session, change.frame_index).get(root, 1.0)
+            sure.append(p)
+            texts.append(f"{change.describe()} ({shown.percent(p)} sure)" if getattr(run.session, "predicted", False)
+                         else change.describe())
+        text = "; ".join(texts)
+        return {"description": f"data breakpoint: {text}", "text": text, "neuralValueConfidence": round(min(sure), 4),
+                "hitBreakpointIds": [change.breakpoint.id for change in changes]}
 
     def _show_exit(self, run: _Run, state: State, replay: bool) -> None:
         """A (predicted) exit shown as one more stop (launch attribute stopAtExit): Step Back works from it.
@@ -874,6 +1100,19 @@ class DapHandler:
         summary = comparer.summary
         self.note(summary.describe())
         self.emit("neuralComparisonSummary", summary.to_json())
+
+
+_NO_EDIT_CHECK = frozenset({"initialize", "launch", "attach", "restart", "terminate", "disconnect", "configurationDone"})
+_STEPS = frozenset({"next", "stepIn", "stepOut", "continue", "stepBack", "reverseContinue", "neuralPredictBefore"})
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """What tells that a file changed: its modification time and size (None: it cannot be read)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size
 
 
 def _rules(asked: Sequence[dap.SourceBreakpoint], wanted: list[int], accepted: set[int]) -> tuple[dict[int, BreakpointRule], dict[int, str]]:

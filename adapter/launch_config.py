@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from adapter.client_paths import path_from_client
+from adapter.data_breakpoints import DEFAULT_MAX_STEPS
 from model import paths
 from model.session_api import DebugSession, SessionError
 from protocol.dap import NeuralLaunchArguments
@@ -47,6 +48,8 @@ class LaunchConfig(NeuralLaunchArguments):
     candidates: int = Field(default=1, ge=1, le=32)
     call_candidates: int | None = Field(default=None, ge=1, le=32)
     coarse_candidates: int | None = Field(default=None, ge=1, le=32)
+    # with data breakpoints, Continue predicts one stop at a time: at most this many without a change (adapter.data_breakpoints)
+    data_breakpoint_steps: int = Field(default=DEFAULT_MAX_STEPS, ge=1, le=100_000)
 
 
 def parse_config(arguments: object) -> LaunchConfig:

@@ -157,6 +157,7 @@ class _Container:
     alternatives: Callable[[str], list[tuple[str, float]]] | None = None  # a local's name -> the model's other values
     pending: Callable[[], list[tuple[str, str, float]]] | None = None  # alternatives to add when first listed
     parent: tuple[int, int] | None = None  # (container ref, entry index) this one lists the children of
+    fixed: bool = False  # rows shown as given (not reprs): their values are text, their children the refs in child_refs
 
 
 class VariableStore:
@@ -202,6 +203,11 @@ class VariableStore:
         if offers and alternatives is not None and evaluate_name is not None:
             container.pending = _alternatives_of(alternatives, evaluate_name)
         return self._add(container)
+
+    def add_rows(self, rows: list[tuple[str, str, int]]) -> int:
+        """Register rows shown as given, (name, text, reference of its children or 0), e.g. a value's history."""
+        return self._add(_Container([(name, text, None) for name, text, _ in rows], fixed=True,
+                                    child_refs={i: ref for i, (_, _, ref) in enumerate(rows) if ref}))
 
     def frame_of(self, ref: int) -> int | None:
         """The frame index whose locals ``ref`` lists, or None if ``ref`` is not a Locals scope."""
@@ -258,6 +264,8 @@ class VariableStore:
 
     def _variable(self, container: _Container, index: int, own_ref: int = 0) -> dict:
         name, value, evaluate_name = container.entries[index]
+        if container.fixed:
+            return {"name": name, "value": value, "variablesReference": container.child_refs.get(index, 0)}
         confidence = container.confidence[index] if container.confidence is not None and index < len(container.confidence) else None
         parsed = parse_repr(value)
         offers = (container.alternatives is not None and evaluate_name is not None  # a local (not "(return) f")

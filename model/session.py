@@ -262,6 +262,18 @@ class NeuralDebugger:
         self._inverse = [state]
         return state
 
+    def replace_program(self, program: str, state: State) -> State:
+        """Go on from `state` with an edited program (its file changed while stopped): later stops are predicted
+        from the new source, on whose lines `state` stands; the history starts again at `state`."""
+        _module_lines(program)  # SessionError when it does not compile
+        self.program = program
+        self._lines = executable_lines(program)
+        self._breakpoints = sorted(set(self._breakpoints) & self._lines)
+        self.modules = collect_user_modules(program, self.path).sources if self.path else {}
+        self._file_breakpoints = {f: lines for f, lines in self._file_breakpoints.items() if f in self.modules}
+        self._header_ids = None
+        return self.start_from(state)
+
     def set_breakpoints(self, lines: list[int]) -> list[int]:
         accepted = sorted(set(int(line) for line in lines) & self._lines)
         if accepted != self._breakpoints:

@@ -408,6 +408,30 @@ class EvaluateArguments(DapModel):
     format: dict[str, Any] | None = None
 
 
+class DataBreakpointInfoArguments(DapModel):
+    """What a data breakpoint could watch: a child ``name`` of the container ``variablesReference``, or an
+    expression ``name`` in frame ``frameId`` when no reference is given."""
+
+    name: str
+    variables_reference: int | None = None
+    frame_id: int | None = None
+
+
+class DataBreakpoint(DapModel):
+    """One data breakpoint of `setDataBreakpoints`: the ``dataId`` that `dataBreakpointInfo` gave."""
+
+    data_id: str
+    access_type: Literal["read", "write", "readWrite"] | None = None
+    condition: str | None = None
+    hit_condition: str | None = None
+
+
+class SetDataBreakpointsArguments(DapModel):
+    """All data breakpoints (replacing the previous set; empty clears them)."""
+
+    breakpoints: list[DataBreakpoint]
+
+
 class CompletionsArguments(DapModel):
     """Debug Console completion: the input ``text`` and the cursor ``column`` in it (client's column base)."""
 
