@@ -113,7 +113,7 @@ def _attempt(rng: random.Random) -> EverydayProgram | None:
     source = _assemble(ctx, helpers, body, in_main)
     if not MIN_LINES <= source.count("\n") <= MAX_LINES:
         return None
-    ctx.tags.add(ctx.rep if ctx.rep != "class" else "class")
+    ctx.tags.add(ctx.rep)
     return EverydayProgram(source, frozenset(ctx.tags))
 
 
