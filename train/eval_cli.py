@@ -493,47 +493,52 @@ def dev(
 
 @app.command()
 def calibration(
-    trajectories: Path = typer.Option(..., help="held-out trajectory shards (`neural-debugger tracegen synth --out DIR`): a folder or one .jsonl"),
+    trajectories: list[Path] = typer.Option([], help="held-out trajectory shards (`neural-debugger tracegen synth --out DIR`): a folder or one .jsonl; repeat for several fitting sets (synthetic dev programs, a dev slice of real code)"),
     model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
     backend: str = typer.Option("transformers", help="transformers | vllm"),
     vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
-    out: Path = typer.Option(..., help="output folder: summary.json, records.jsonl, reliability.png"),
-    limit: int | None = typer.Option(None, min=1, help="only N states, a seeded sample round-robin over actions (default: every state)"),
+    out: Path = typer.Option(..., help="output folder: summary.json, records.jsonl, reliability.png, calibration.json"),
+    limit: int | None = typer.Option(None, min=1, help="only N states per trajectories set, a seeded sample round-robin over actions (default: every state)"),
     seed: int = typer.Option(0, help="seed of the sample"),
     max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate (a retry gets twice as many)"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     write_calibration: bool = typer.Option(False, "--write-calibration", help="write the fitted calibration.json into the --model folder"),
-    records: Path | None = typer.Option(None, help="refit from an earlier run's records.jsonl of this model instead of generating (fast)"),
+    records: list[Path] = typer.Option([], help="refit from earlier runs' records.jsonl of this model instead of generating (fast; --trajectories are then not answered); repeat to pool several sets"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
-    """Reliability of the model's confidence (location, each variable) on held-out teacher-forced states; ECE raw and calibrated."""
+    """Reliability of the model's confidence (location, each variable) on held-out teacher-forced states; ECE raw and calibrated, per set."""
     from model.paths import CheckpointNotFound, resolve_checkpoint
     from train import calibration as cal
     from train import next_state as ns
 
     if backend not in ("transformers", "vllm"):
         raise _fail(f"unknown backend {backend!r}: use transformers or vllm")
-    if records is None and not trajectories.exists():
-        raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
+    if not trajectories and not records:
+        raise _fail("give --trajectories (shards to answer) or --records (an earlier run's records.jsonl)")
+    missing = [str(t) for t in trajectories if not t.exists()]
+    if missing and not records:
+        raise _fail(f"no trajectories at {', '.join(missing)}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
     try:
         folder = resolve_checkpoint(model)
     except CheckpointNotFound as exc:
         raise _fail(str(exc)) from None
     start = time.perf_counter()
-    if records is not None:
+    scored: list[Any] = []
+    for path in records:
         try:
-            scored = cal.read_records(records)
+            scored += cal.read_records(path)
         except (OSError, ValueError) as exc:
-            raise _fail(f"cannot read the records {records}: {exc}") from None
-    else:
+            raise _fail(f"cannot read the records {path}: {exc}") from None
+    if not records:
         sessions = ModelSessions(folder, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=True, threads=threads,
                                  companions=())  # calibrates this model alone
         window = int(getattr(sessions.backend, "max_model_len", None) or 2048)
         try:
-            selection = ns.select_questions(trajectories, sessions.tokenizer, window, limit=limit, seed=seed)
-            if not selection.questions:
-                raise ns.TrajectoriesError(f"the {selection.trajectories} trajectories at {trajectories} have no step whose state fits a window of {window} tokens")
-            scored = cal.collect(selection.questions, sessions, progress=progress)
+            for path in trajectories:
+                selection = ns.select_questions(path, sessions.tokenizer, window, limit=limit, seed=seed)
+                if not selection.questions:
+                    raise ns.TrajectoriesError(f"the {selection.trajectories} trajectories at {path} have no step whose state fits a window of {window} tokens")
+                scored += cal.collect(selection.questions, sessions, progress=progress, source=path.name)
         except ns.TrajectoriesError as exc:
             raise _fail(str(exc)) from None
         finally:
@@ -542,19 +547,60 @@ def calibration(
         raise _fail("the held-out programs all fall in one half: give more trajectories (or a larger --limit)")
     fitted, fits = cal.fit(scored)
     elapsed = time.perf_counter() - start
-    summary = cal.summarize(scored, fitted, fits, backend=backend, model=str(folder), trajectories=str(trajectories), limit=limit,
+    sets = ", ".join(str(p) for p in (records or trajectories))
+    summary = cal.summarize(scored, fitted, fits, backend=backend, model=str(folder), trajectories=sets, limit=limit,
                             seed=seed, max_state_tokens=max_state_tokens, seconds=round(elapsed, 1))  # fmt: skip
-    fitted.report = {"trajectories": str(trajectories), "limit": limit, "seed": seed, "questions": len(scored),
+    fitted.report = {"trajectories": sets, "limit": limit, "seed": seed, "questions": len(scored),
                      **{name: {k: summary["fields"][name][k] for k in ("method", "ece_raw", "ece_calibrated", "n_fit", "n_eval")}
                         for name in summary["fields"]}}  # fmt: skip
     write_results(out, summary, [s.to_json() for s in scored], "records.jsonl")
+    fitted.save(out)
     cal.plot(summary, out / "reliability.png")
     wrote = ""
     if write_calibration:
         wrote = f"; wrote {fitted.save(folder)}"
     parts = ", ".join(f"{name} ECE {f['ece_raw']:.3f} -> {f['ece_calibrated']:.3f} ({f['method']}, n={f['n_eval']})"
                       for name, f in summary["fields"].items())  # fmt: skip
-    typer.echo(f"{parts} over {len(scored)} states in {elapsed:.0f} s; wrote {out}/summary.json and {out}/reliability.png{wrote}")
+    for source, fields in summary["by_source"].items():
+        typer.echo(f"{source}: " + ", ".join(f"{name} ECE {f['ece_raw']:.3f} -> {f['ece_calibrated']:.3f} (n={f['n']})" for name, f in fields.items()
+                                             if f["n"]))  # fmt: skip
+    typer.echo(f"{parts} over {len(scored)} states in {elapsed:.0f} s; wrote {out}/summary.json, {out}/calibration.json and {out}/reliability.png{wrote}")
+
+
+@app.command("calibration-check")
+def calibration_check(
+    records: list[Path] = typer.Option(..., help="records.jsonl of `eval calibration` runs (the sets to measure on; repeatable)"),
+    calibration: list[Path] = typer.Option(..., help="a calibration.json, or a checkpoint folder holding one (repeatable: before and after)"),
+    half: int | None = typer.Option(None, min=0, max=1, help="only the questions of this program half (1: the half a fit on those records left out)"),
+    out: Path | None = typer.Option(None, help="also write the table as JSON here"),
+) -> None:
+    """ECE of the location and variable confidences of each set of records under each calibration (no model runs)."""
+    from model.confidence import Calibration
+    from train import calibration as cal
+
+    maps: dict[str, Calibration] = {}
+    for path in calibration:
+        file = path / "calibration.json" if path.is_dir() else path
+        try:
+            maps[str(path)] = Calibration.model_validate_json(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise _fail(f"cannot read the calibration {file}: {exc}") from None
+    table: dict[str, dict[str, Any]] = {}
+    for path in records:
+        try:
+            scored = cal.read_records(path)
+        except (OSError, ValueError) as exc:
+            raise _fail(f"cannot read the records {path}: {exc}") from None
+        table[str(path)] = {name: cal.check(scored, mapping, half) for name, mapping in maps.items()}
+    typer.echo("| records | calibration | locations | location ECE raw -> calibrated | variables | variable ECE raw -> calibrated |")
+    typer.echo("|---|---|---|---|---|---|")
+    for path, by_map in table.items():
+        for name, fields in by_map.items():
+            loc, var = fields["location"], fields["variable"]
+            typer.echo(f"| {path} | {name} | {loc['n']} | {loc['ece_raw']} -> {loc['ece_calibrated']} | {var['n']} | {var['ece_raw']} -> {var['ece_calibrated']} |")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
 
 
 @app.command()
