@@ -89,13 +89,12 @@ def fidelity_lines(fidelity: dict[str, Any]) -> list[str]:
     if fidelity.get("by_horizon"):
         lines += ["", "By horizon (line events the action skips):", "", "| horizon | steps | whole state |", "|---|---|---|"]
         lines += [f"| {label} | {r.get('stops', '?')} | {_pct(r.get('state'))} |" for label, r in fidelity["by_horizon"].items()]
-    return lines + line_kind_lines(fidelity)
+    return lines + error_analysis_lines(fidelity)
 
 
-def line_kind_lines(summary: dict[str, Any]) -> list[str]:
+def error_analysis_lines(summary: dict[str, Any]) -> list[str]:
     """The misses by what the line does (`train.error_analysis`) and the variables by value type (`train.value_types`), when the summary has them."""
     from train.error_analysis import kind_lines
-
     from train.value_types import value_type_lines
 
     lines = []
@@ -140,7 +139,7 @@ def next_state_lines(summary: dict[str, Any]) -> list[str]:
     rows.append(("all", "both", overall))
     for name, direction, r in rows:
         lines.append(f"| {name} | {direction} | {r.get('stops', '?')} | {_pct(r.get('location'))} | {_pct(r.get('locals'))} | {_pct(r.get('state'))} |")
-    return lines + line_kind_lines(summary)
+    return lines + error_analysis_lines(summary)
 
 
 def cruxeval_lines(results: Path) -> list[str]:
