@@ -69,24 +69,44 @@ e2e: setup vsix
 # `make results CRUXEVAL_LIMIT=100` is a quick look (the table then says n=100).
 # EVAL_WORKERS=2 runs two model processes (one per core).
 # `make results-oracle` reruns the recorder's check of posing and scoring (~25 min; kept in results/).
+# The model alone (`--decoding plain`: well-formed states and control flow, one greedy answer) runs beside the full
+# decoding into results/<figure>-plain/ for next-state, fidelity and realworld (PLAIN= turns it off) and, with
+# PLAIN_CRUXEVAL=1, for the three CruxEval tasks too (another 3 x 800 problems).
 .PHONY: results results-oracle results-realworld results-everyday
 RESULTS_MODEL ?= checkpoints/default
 CRUXEVAL_LIMIT ?=
 FIDELITY_PROGRAMS ?= examples
 NEXT_STATE_LIMIT ?= 300
 EVAL_WORKERS ?= 2
+PLAIN ?= 1
+PLAIN_CRUXEVAL ?=
 EVAL := nice -n 10 $(BIN)/neural-debugger eval
 CRUX_LIMIT_OPT := $(if $(CRUXEVAL_LIMIT),--limit $(CRUXEVAL_LIMIT),)
+# run the recipe line $(1) (its --out DIR last) again with --decoding plain into DIR-plain, when $(2) is set
+also_plain = $(if $(2),$(1)-plain --decoding plain,true)
+
+CRUX_OUTPUT = $(EVAL) cruxeval --mode output --via step_return --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output
+CRUX_BREAKPOINT = $(EVAL) cruxeval --mode output --via breakpoint --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output-breakpoint
+CRUX_INPUT = $(EVAL) cruxeval --mode input --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-input
+FIDELITY_EXAMPLES = $(EVAL) fidelity --programs $(FIDELITY_PROGRAMS) --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity
+FIDELITY_SYNTH = $(EVAL) fidelity --programs data/heldout-synth/shard-00000.jsonl --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity-synth
+NEXT_STATE = $(EVAL) next-state --trajectories data/heldout-next-state --model $(RESULTS_MODEL) --limit $(NEXT_STATE_LIMIT) --seed 0 --out results/next-state
 
 results: setup
-	$(EVAL) cruxeval --mode output --via step_return --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output
-	$(EVAL) cruxeval --mode output --via breakpoint --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output-breakpoint
-	$(EVAL) cruxeval --mode input --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-input
-	$(EVAL) fidelity --programs $(FIDELITY_PROGRAMS) --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity
+	$(CRUX_OUTPUT)
+	$(call also_plain,$(CRUX_OUTPUT),$(PLAIN_CRUXEVAL))
+	$(CRUX_BREAKPOINT)
+	$(call also_plain,$(CRUX_BREAKPOINT),$(PLAIN_CRUXEVAL))
+	$(CRUX_INPUT)
+	$(call also_plain,$(CRUX_INPUT),$(PLAIN_CRUXEVAL))
+	$(FIDELITY_EXAMPLES)
+	$(call also_plain,$(FIDELITY_EXAMPLES),$(PLAIN))
 	$(BIN)/neural-debugger tracegen synth --count 60 --per-program 1 --seed 12345 --out data/heldout-synth --no-progress
-	$(EVAL) fidelity --programs data/heldout-synth/shard-00000.jsonl --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity-synth
+	$(FIDELITY_SYNTH)
+	$(call also_plain,$(FIDELITY_SYNTH),$(PLAIN))
 	$(BIN)/neural-debugger tracegen synth --count 200 --per-program 4 --seed 12345 --out data/heldout-next-state --no-progress
-	$(EVAL) next-state --trajectories data/heldout-next-state --model $(RESULTS_MODEL) --limit $(NEXT_STATE_LIMIT) --seed 0 --out results/next-state
+	$(NEXT_STATE)
+	$(call also_plain,$(NEXT_STATE),$(PLAIN))
 	$(MAKE) --no-print-directory results-realworld
 	$(MAKE) --no-print-directory results-everyday
 	$(EVAL) plots --results results --readme docs/evaluation.md
@@ -94,20 +114,37 @@ results: setup
 
 # Real code nobody here wrote: standard-library modules with a short driver, long files and two-file projects,
 # the model free-running against the recorder (about 10 minutes on 2 free cores).
+REALWORLD_LONG = $(EVAL) fidelity --programs data/realworld/long --model $(RESULTS_MODEL) --seed 0 --scripts 1 --max-steps 12 --free-running --no-progress --out results/realworld-long
+REALWORLD_PROJECTS = $(EVAL) fidelity --programs data/realworld/projects --model $(RESULTS_MODEL) --seed 0 --scripts 1 --max-steps 12 --free-running --no-progress --out results/realworld-projects
+
 results-realworld: setup
 	$(BIN)/neural-debugger tracegen realworld --out data/realworld
-	$(EVAL) fidelity --programs data/realworld/long --model $(RESULTS_MODEL) --seed 0 --scripts 1 --max-steps 12 --free-running --no-progress --out results/realworld-long
-	$(EVAL) fidelity --programs data/realworld/projects --model $(RESULTS_MODEL) --seed 0 --scripts 1 --max-steps 12 --free-running --no-progress --out results/realworld-projects
+	$(REALWORLD_LONG)
+	$(call also_plain,$(REALWORLD_LONG),$(PLAIN))
+	$(REALWORLD_PROJECTS)
+	$(call also_plain,$(REALWORLD_PROJECTS),$(PLAIN))
 
 # The everyday set: 24 short hand-written programs in tracegen/everyday/ (evaluation only), free-running.
+EVERYDAY = $(EVAL) fidelity --programs tracegen/everyday --model $(RESULTS_MODEL) --seed 0 --scripts 1 --max-steps 12 --free-running --no-progress --out results/everyday
 results-everyday: setup
-	$(EVAL) fidelity --programs tracegen/everyday --model $(RESULTS_MODEL) --seed 0 --scripts 1 --max-steps 12 --free-running --no-progress --out results/everyday
+	$(EVERYDAY)
+	$(call also_plain,$(EVERYDAY),$(PLAIN))
 
 results-oracle: setup
 	$(EVAL) cruxeval --mode output --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-output
 	$(EVAL) cruxeval --mode output --via breakpoint --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-output-breakpoint
 	$(EVAL) cruxeval --mode input --backend oracle $(CRUX_LIMIT_OPT) --out results/cruxeval-oracle-input
 	$(EVAL) plots --results results --readme docs/evaluation.md
+
+# --- dev split: weights, thresholds, candidate counts and shipping decisions are chosen here, never on the test sets
+# (docs/evaluation.md). Synthetic dev programs (seed 999) and, with DEV_REAL=DIR, a dev slice of real code; both
+# decodings into results/dev/ (DEV.md). DEV_COUNT=1500 is session 15's set; DEV_OPTS='--eval-options "--evidence-weight 8"'.
+.PHONY: dev
+DEV_COUNT ?= 200
+DEV_REAL ?=
+DEV_OPTS ?=
+dev: setup
+	$(EVAL) dev --model $(RESULTS_MODEL) --count $(DEV_COUNT) $(if $(DEV_REAL),--real $(DEV_REAL),) $(DEV_OPTS)
 
 # --- ablations: does a lever help? Same fixed data, same wall budget and threads, from scratch, the same evaluations;
 # results/ablations/LEVER.json and the table in docs/model-notes.md. `neural-debugger ablate --list` names the levers.

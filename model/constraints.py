@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from model.call_chain import ChainCheckedConstraint
+    from model.decoding import DecodingRules
     from protocol.debugger import Action, State
 
 
@@ -62,21 +63,26 @@ class StateConstraint(RegexConstraint):
 
 
 class FlowConstraint(RegexConstraint):
-    """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.flow_regex`)."""
+    """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.flow_regex`);
+    `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top."""
 
-    def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = ()) -> None:
+    def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = (),
+                 rules: "DecodingRules | None" = None) -> None:  # fmt: skip
         from model.call_args import entry_values
+        from model.decoding import FULL_RULES
         from model.line_effects import kept_locals
         from model.flow import next_locations
         from model.flow_regex import flow_state_regex
         from protocol.debugger import ActionKind
 
+        rules = rules or FULL_RULES
         self.flow = next_locations(program, previous, action, breakpoints)
-        entry = entry_values(program, previous) if action.kind is ActionKind.STEP_INTO else None
+        entry = entry_values(program, previous) if action.kind is ActionKind.STEP_INTO and rules.known_entries else None
         steps = (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN)
-        kept = kept_locals(program, previous, action.kind) if action.kind in steps else None
-        super().__init__(flow_state_regex(program, previous, self.flow, include_end=False, entry=entry, kept=kept))
-        self.regex = flow_state_regex(program, previous, self.flow, include_end=True, entry=entry, kept=kept)
+        kept = kept_locals(program, previous, action.kind) if action.kind in steps and rules.line_effects else None
+        options = {"entry": entry, "kept": kept, "frame_names": rules.frame_names, "typed_returns": rules.value_kinds}
+        super().__init__(flow_state_regex(program, previous, self.flow, include_end=False, **options))
+        self.regex = flow_state_regex(program, previous, self.flow, include_end=True, **options)
 
 
 class InverseCallConstraint(RegexConstraint):
@@ -87,14 +93,17 @@ class InverseCallConstraint(RegexConstraint):
         self.regex = full
 
     @classmethod
-    def or_state(cls, program: str, later: "State") -> RegexConstraint:
-        """The narrowed constraint, or `StateConstraint` when the first stop cannot be placed statically."""
+    def or_state(cls, program: str, later: "State", rules: "DecodingRules | None" = None) -> RegexConstraint:
+        """The narrowed constraint, or `StateConstraint` when the first stop cannot be placed statically; `rules`
+        (`model.decoding`): whether the entry's keys and the arguments' kinds narrow it too."""
         import re
 
+        from model.decoding import FULL_RULES
         from model.entry_locals import inverse_call_regex
         from model.language import STATE_END
 
-        body = inverse_call_regex(program, later, include_end=False)
+        rules = rules or FULL_RULES
+        body = inverse_call_regex(program, later, include_end=False, typed=rules.value_kinds, names=rules.frame_names)
         if body is None:
             return StateConstraint(program, later)
         return cls(body, body + re.escape(STATE_END))
@@ -102,7 +111,7 @@ class InverseCallConstraint(RegexConstraint):
 
 def state_constraint(program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None, *,
                      action: "Action | None" = None, breakpoints: "Sequence[int]" = (),
-                     reprs: bool = False) -> "RegexConstraint | CheckedConstraint | ChainCheckedConstraint":  # fmt: skip
+                     reprs: bool = False, rules: "DecodingRules | None" = None) -> "RegexConstraint | CheckedConstraint | ChainCheckedConstraint":  # fmt: skip
     """The constraint for the state that follows `previous` (None: a first state); `modules` (path ->
     source) are the user files whose frames may appear.
 
@@ -110,16 +119,17 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
     narrowed by static control flow (`FlowConstraint`; `breakpoints`: the session's lines in the
     program) and to stacks that are chains of calls (`model.call_chain`); with ``inv_step_call``, to
     the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.repr_check.CheckedConstraint`;
-    checked by the transformers backend, vLLM receives the regex only).
+    checked by the transformers backend, vLLM receives the regex only). `rules` (`model.decoding`, default the full
+    decoding's): which narrowing beyond well-formedness and control flow applies.
     """
     from model.call_chain import ChainCheckedConstraint
     from protocol.debugger import ActionKind
 
     constraint: RegexConstraint | ChainCheckedConstraint
     if action is not None and previous is not None and not modules and action.kind is ActionKind.INV_STEP_CALL:
-        constraint = InverseCallConstraint.or_state(program, previous)
+        constraint = InverseCallConstraint.or_state(program, previous, rules)
     elif action is not None and previous is not None and not modules and not action.kind.inverse:
-        constraint = ChainCheckedConstraint(FlowConstraint(program, previous, action, breakpoints), program)
+        constraint = ChainCheckedConstraint(FlowConstraint(program, previous, action, breakpoints, rules), program)
     else:
         constraint = StateConstraint(program, previous, modules)
     return CheckedConstraint(constraint, program) if reprs else constraint

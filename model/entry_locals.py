@@ -173,7 +173,8 @@ def entry_locals_regex(spec: EntryLocals, *, typed: bool = False) -> str:
     return options[0] if len(options) == 1 else "(?:" + "|".join(options) + ")"
 
 
-def inverse_call_regex(program: str, later: "State", *, include_end: bool = True, typed: bool = True) -> str | None:
+def inverse_call_regex(program: str, later: "State", *, include_end: bool = True, typed: bool = True,
+                       names: bool = True) -> str | None:  # fmt: skip
     """The state text ``inv_step_call`` may predict from `later`: the first stop of a call (None: unknown).
 
     Just after a call returned (`later` has a return value ``f`` or ``Class.f``): the stack below
@@ -183,7 +184,8 @@ def inverse_call_regex(program: str, later: "State", *, include_end: bool = True
     the entry cannot have, that name disappeared, and the language writes the locals in full). A
     step stop, no return value or exception; printed text may follow. Frames of other files: None. After a return, with
     `typed`, each argument begins as `model.param_kinds` says (the call returned normally, so what
-    it certainly evaluated did not fail).
+    it certainly evaluated did not fail). Without `names`, the first stop is placed but its locals are any
+    object (`model.decoding`'s plain rules).
     """
     from protocol.debugger import StopReason
 
@@ -200,14 +202,14 @@ def inverse_call_regex(program: str, later: "State", *, include_end: bool = True
         caller_lines = info.lines_of(top.name) or frozenset({top.line})
         caller = f"{re.escape(lang.FRAME_SEP)}{re.escape(top.name)}{line_sep}{alt(str(n) for n in sorted(caller_lines))}{lang.LOCALS_ANY_RE}"
         # the call returned: what it certainly evaluated did not fail (a None may be a frame left by an exception)
-        firsts = _firsts(specs, name, typed=typed and later.return_value.value != "None")
+        firsts = _firsts(specs, name, typed=typed and later.return_value.value != "None", names=names)
         if not firsts or name in unknown:
             return None
         stack = kept + caller + re.escape(lang.CALL_SEP) + re.escape(name) + line_sep + alt(firsts)
     else:
         if top.name == "<module>":
             return None
-        firsts = _firsts(specs, top.name, delta=True, later_names=frozenset(top.locals))
+        firsts = _firsts(specs, top.name, delta=True, later_names=frozenset(top.locals), names=names)
         if not firsts or top.name in unknown:
             return None
         stack = kept + re.escape(lang.FRAME_SEP) + re.escape(top.name) + line_sep + alt(firsts)
@@ -217,12 +219,16 @@ def inverse_call_regex(program: str, later: "State", *, include_end: bool = True
 
 
 def _firsts(specs: dict[tuple[str, int], EntryLocals], name: str, delta: bool = False, typed: bool = False,
-            later_names: frozenset[str] = frozenset()) -> list[str]:  # fmt: skip
+            later_names: frozenset[str] = frozenset(), names: bool = True) -> list[str]:  # fmt: skip
     """`line` + locals for each first line of the functions called `name` (`typed`: values narrowed by `EntryLocals.starts`;
-    `delta`: a delta against a frame showing `later_names` is allowed too, when none of them disappears at the entry)."""
+    `delta`: a delta against a frame showing `later_names` is allowed too, when none of them disappears at the entry;
+    without `names`, any full locals object)."""
     out = []
     for (spec_name, line), spec in sorted(specs.items()):
         if spec_name == name:
+            if not names:
+                out.append(f"{line}(?:{lang.FULL_LOCALS_RE}|{lang.DELTA_LOCALS_RE})" if delta else f"{line}{lang.FULL_LOCALS_RE}")
+                continue
             body = entry_locals_regex(spec, typed=typed)
             deltas = delta and later_names <= set(spec.names)
             out.append(f"{line}(?:{body}|{lang.DELTA_LOCALS_RE})" if deltas else f"{line}{body}")

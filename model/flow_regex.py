@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from model import language as lang
 from model.flow import AnyStack, Continue, FlowSet, Push, Shape
-from model.frame_names import frame_names
+from model.frame_names import frame_names as visible_names
 from protocol.debugger import Ending, Frame, State, StopReason, display_key
 
 if TYPE_CHECKING:
@@ -197,19 +197,22 @@ def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo, names:
 
 
 def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_end: bool = True,
-                     entry: "Mapping[str, KnownEntry] | None" = None, kept: "Mapping[int, KeptLocals] | None" = None) -> str:  # fmt: skip
+                     entry: "Mapping[str, KnownEntry] | None" = None, kept: "Mapping[int, KeptLocals] | None" = None,
+                     frame_names: bool = True, typed_returns: bool = True) -> str:  # fmt: skip
     """A regex of the state texts after `previous` that `flow` allows (see the module docstring); `entry`
     (`model.call_args.entry_values`, for a step_into) fixes known parameters of a frame the top frame's line calls;
-    `kept` (`model.line_effects.kept_locals`, for a step) narrows the continued frames' locals."""
+    `kept` (`model.line_effects.kept_locals`, for a step) narrows the continued frames' locals. `frame_names`: a
+    frame's keys are the names visible on its line (`model.frame_names`); `typed_returns`: a return value of the
+    kinds its function returns (`model.return_kinds`); off, any keys and any value (`model.decoding`'s plain rules)."""
     if flow.unconstrained:
         return lang.state_regex(program, previous, include_end=include_end)
     info = lang.program_info(program)
     if not info.lines_by_name:
         return lang.state_regex(program, previous, include_end=include_end)
     old = list(reversed(previous.frames))
-    names = frame_names(program)
+    names = visible_names(program) if frame_names else None
     running = []
-    value = f"{re.escape(lang.RETURN_SEP)}{return_value_regex(program, info.names or ())}"
+    value = f"{re.escape(lang.RETURN_SEP)}{return_value_regex(program, info.names or (), typed=typed_returns)}"
     for token, reason, shapes in ((lang.REASON_STEP, StopReason.STEP, flow.step), (lang.REASON_BREAKPOINT, StopReason.BREAKPOINT, flow.breakpoint),
                                   (lang.REASON_EXCEPTION, StopReason.EXCEPTION, flow.exception)):  # fmt: skip
         steps_kept = kept if token == lang.REASON_STEP else None  # a breakpoint may stop after more lines of the frame ran
@@ -227,8 +230,9 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
     return alt(running) + f"(?:{re.escape(lang.STDOUT)}{lang.JSON_STRING_RE})?" + (re.escape(lang.STATE_END) if include_end else "")
 
 
-def return_value_regex(program: str, names: Iterable[str]) -> str:
-    """A return value: the function's name (or ``Class.name``) and its repr, of a kind `model.return_kinds` allows."""
+def return_value_regex(program: str, names: Iterable[str], *, typed: bool = True) -> str:
+    """A return value: the function's name (or ``Class.name``) and its repr, of a kind `model.return_kinds` allows
+    (`typed`; else any repr)."""
     from model.return_kinds import return_kinds
     from model.value_kinds import kinds_value_regex
 
@@ -236,7 +240,7 @@ def return_value_regex(program: str, names: Iterable[str]) -> str:
     if _imports(program):  # a library function written in Python shows its return value too (``(return) wraps``)
         return f"(?:{lang.GENERIC_NAME_RE}\\.)?{lang.GENERIC_NAME_RE}{lang.JSON_STRING_RE}"
     name_re = alt(re.escape(n) for n in names) or lang.GENERIC_NAME_RE
-    typed = return_kinds(program)
+    typed = return_kinds(program) if typed else {}
     options = [f"{re.escape(n)}{kinds_value_regex(kinds)}" for n, kinds in sorted(typed.items()) if n in names]
     plain = [n for n in names if n not in typed]
     if plain or not names:  # the untyped functions (any name when the program's names are unknown)

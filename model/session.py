@@ -26,6 +26,7 @@ from model.backends.base import Backend, BackendError, Generation, Scorer
 from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
 from model.cut_values import runaway
+from model.decoding import Decoding, rules_for
 from model.ensemble import load_companions, named_companions
 from model.listing import STATE_RESERVE, Listing
 from model.arg_evidence import uses_at, violations
@@ -103,6 +104,8 @@ class NeuralDebugger:
     transformers tokenizer of the checkpoint. program / path: the source text and its file.
     temperature: 0 for greedy. max_state_tokens: the longest state to generate. constrained:
     apply `StateConstraint`. max_model_len: the context length (default: the backend's, else 2048).
+    decoding: `Decoding.FULL` (every rule of `model.decoding`) or `Decoding.PLAIN` (the model alone: well-formed
+    states and control flow, the greedy answer).
     """
 
     def __init__(
@@ -129,7 +132,10 @@ class NeuralDebugger:
         stale_penalty: float = STALE_PENALTY,
         companions: Sequence[Backend] = (),
         ensemble_kinds: frozenset[ActionKind] = ENSEMBLE_KINDS,
+        decoding: Decoding = Decoding.FULL,
     ) -> None:
+        self.decoding = Decoding(decoding)
+        self.rules = rules_for(self.decoding)  # which decode-time rules apply beyond well-formedness and control flow
         self.flow_constraint = flow_constraint  # narrow each stop to static control flow (model.flow)
         self.repr_check = repr_check  # never write an impossible repr (model.repr_check; transformers backend)
         self.backend = backend
@@ -569,7 +575,7 @@ class NeuralDebugger:
             flow_action = action if self.flow_constraint else None
             bps = self._breakpoints if breakpoints is None else breakpoints
             constraint = state_constraint(self.program, previous, self.modules, action=flow_action, breakpoints=bps,
-                                          reprs=self.repr_check)  # fmt: skip
+                                          reprs=self.repr_check, rules=self.rules)  # fmt: skip
         backwards = action is not None and action.kind.inverse  # an earlier stop: some answer beats none
         model = self.backend if backend is None else backend
         failure = ""
@@ -654,7 +660,9 @@ class NeuralDebugger:
         return ranked[best_candidate([c for _, c in ranked], self.check_weight, self.evidence_weight, self.stale_penalty)][0]
 
     def _candidate_count(self, kind: ActionKind | None) -> int:
-        """How many answers to draw after an action of `kind` (see `_generate_or_rank`)."""
+        """How many answers to draw after an action of `kind` (see `_generate_or_rank`); one without `rules.ranking`."""
+        if not self.rules.ranking:
+            return 1
         if kind is ActionKind.INV_STEP_CALL:
             return self.call_candidates
         if kind in COARSE_ACTIONS:
@@ -695,7 +703,7 @@ class NeuralDebugger:
 
     def _members(self, kind: ActionKind | None) -> list[Backend]:
         """The models that draw (and score) answers after an action of `kind`: the session's, plus the companions after `ensemble_kinds`."""
-        if self.companions and kind in self.ensemble_kinds:
+        if self.companions and self.rules.ensemble and kind in self.ensemble_kinds:
             return [self.backend, *self.companions]
         return [self.backend]
 

@@ -303,3 +303,45 @@ def test_eval_calibration_command(tiny_checkpoint: Path, tmp_path: Path) -> None
     bad = CliRunner().invoke(app, ["calibration", "--model", str(folder), "--trajectories", str(data), "--out", str(refit),
                                    "--records", str(tmp_path / "bad.jsonl")])  # fmt: skip
     assert bad.exit_code == 2 and "line 1" in bad.output
+
+
+def test_calibration_pools_sets_and_checks_calibrations_on_others(tmp_path: Path) -> None:
+    """Refit from the records of two sets (each ECE reported on its own), then measure calibrations on records of a third."""
+    import random
+
+    from typer.testing import CliRunner
+
+    from train.calibration import Scored
+    from train.eval_cli import app
+
+    rng = random.Random(3)
+
+    def write(name: str, bias: float) -> Path:  # an overconfident model: right with probability p - bias
+        folder = tmp_path / name
+        folder.mkdir()
+        lines = []
+        for i in range(200):
+            p = rng.uniform(0.3, 1.0)
+            variables = [("x", p, rng.random() < p - bias, "written")]
+            lines.append(json.dumps(Scored(i, 0, "step_into", i % 2, (p, rng.random() < p - bias), variables).to_json()))
+        (folder / "records.jsonl").write_text("\n".join(lines) + "\n")
+        return folder / "records.jsonl"
+
+    synth, real, hand = write("synth-dev", 0.0), write("real-dev", 0.25), write("hand", 0.25)
+    out = tmp_path / "fit"
+    result = CliRunner().invoke(app, ["calibration", "--records", str(synth), "--records", str(real), "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["by_source"]) == {"synth-dev", "real-dev"} and summary["questions"] == 400
+    assert (out / "calibration.json").is_file() and "real-dev: location ECE" in result.output
+    only_synth = tmp_path / "fit-synth"
+    assert CliRunner().invoke(app, ["calibration", "--records", str(synth), "--out", str(only_synth)]).exit_code == 0
+    table_file = tmp_path / "check.json"
+    check = CliRunner().invoke(app, ["calibration-check", "--records", str(hand), "--calibration", str(only_synth),
+                                     "--calibration", str(out / "calibration.json"), "--out", str(table_file)])  # fmt: skip
+    assert check.exit_code == 0, check.output
+    table = json.loads(table_file.read_text())[str(hand)]
+    before, after = table[str(only_synth)]["location"], table[str(out / "calibration.json")]["location"]
+    assert before["n"] == after["n"] == 200 and after["ece_calibrated"] < before["ece_calibrated"]  # real code in the fit helps on real code
+    missing = CliRunner().invoke(app, ["calibration-check", "--records", str(hand), "--calibration", str(tmp_path / "none.json")])
+    assert missing.exit_code == 2 and "cannot read the calibration" in missing.output

@@ -13,6 +13,11 @@ The programs are split in two halves by a hash of their text: maps are fitted on
 (`model.confidence.fit_field`: temperature vs isotonic, the lower ECE wins) and every ECE is
 reported on the other half. Writes summary.json, records.jsonl (one line per question with its raw
 scores, for refitting), reliability.png, and optionally the fitted ``calibration.json``.
+
+The fitting data may come from several sets (each question carries its `source`: synthetic dev
+programs, a dev slice of real code, ...): both halves of every source are pooled, and the summary
+reports the ECE of each source on its own (`by_source`). `check` applies given calibrations to the
+records of other sets (hand-written programs, held-out synthetic states): the before/after measure of a refit.
 """
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from model.confidence import (
-    FIELDS, Calibration, FieldFit, expected_calibration_error, fit_field, raw_scores, reliability,
+    FIELDS, Calibration, FieldFit, FieldMap, expected_calibration_error, fit_field, raw_scores, reliability,
 )
 from model.value_chars import encode_text
 from protocol.debugger import State
@@ -39,15 +44,17 @@ class Scored:
     half: int  # 0: fit half, 1: evaluation half (by program hash)
     location: tuple[float, bool] | None  # None when the prediction was no state
     variables: list[tuple[str, float, bool, str]] = field(default_factory=list)  # (name, raw, correct, "written" | "kept")
+    source: str = ""  # which set the question came from (a trajectories or records folder's name)
 
     def to_json(self) -> dict[str, Any]:
         return {"trajectory": self.trajectory, "step": self.step, "action": self.action, "half": self.half,
                 "location": list(self.location) if self.location else None,
-                "variables": [list(v) for v in self.variables]}  # fmt: skip
+                "variables": [list(v) for v in self.variables], "source": self.source}  # fmt: skip
 
 
 def read_records(path: Path) -> list[Scored]:
-    """The scored questions of an earlier run's records.jsonl (ValueError naming the bad line)."""
+    """The scored questions of an earlier run's records.jsonl (ValueError naming the bad line); each from the
+    source recorded, else the records' folder name."""
     scored: list[Scored] = []
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -57,7 +64,8 @@ def read_records(path: Path) -> list[Scored]:
             location = item["location"]
             scored.append(Scored(int(item["trajectory"]), int(item["step"]), str(item["action"]), int(item["half"]),
                                  (float(location[0]), bool(location[1])) if location else None,
-                                 [(str(n), float(p), bool(ok), str(kind)) for n, p, ok, kind in item["variables"]]))  # fmt: skip
+                                 [(str(n), float(p), bool(ok), str(kind)) for n, p, ok, kind in item["variables"]],
+                                 str(item.get("source") or Path(path).parent.name)))  # fmt: skip
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             raise ValueError(f"line {number}: {exc}") from None
     if not scored:
@@ -92,8 +100,8 @@ def score_prediction(tokenizer: Any, outcome: Any, expected: State) -> tuple[tup
     return location, variables
 
 
-def collect(questions: list[Any], sessions: Any, *, progress: bool = True) -> list[Scored]:
-    """Answer each question greedily with a model session and score its confidence."""
+def collect(questions: list[Any], sessions: Any, *, progress: bool = True, source: str = "") -> list[Scored]:
+    """Answer each question greedily with a model session and score its confidence (`source`: the set's label)."""
     from tqdm import tqdm
 
     from model.session import SessionError
@@ -115,7 +123,7 @@ def collect(questions: list[Any], sessions: Any, *, progress: bool = True) -> li
         except SessionError as exc:
             outcome = f"error: {exc}"
         location, variables = score_prediction(sessions.tokenizer, outcome, State.model_validate_json(ex.target))
-        out.append(Scored(question.trajectory, question.step, ex.action, program_half(ex.program), location, variables))
+        out.append(Scored(question.trajectory, question.step, ex.action, program_half(ex.program), location, variables, source))
     bar.close()
     return out
 
@@ -166,8 +174,22 @@ def summarize(scored: list[Scored], calibration: Calibration, fits: dict[str, Fi
             "n_fit": fits[name].n_fit, "n_eval": fits[name].n_eval,
             "reliability_raw": reliability(confs, oks), "reliability_calibrated": reliability(calibrated, oks),
         }  # fmt: skip
-    return {"fields": fields, "questions": len(scored),
+    sources = sorted({s.source for s in scored})
+    by_source = {source: check([s for s in scored if s.source == source], calibration, half=1) for source in sources} if len(sources) > 1 else {}
+    return {"fields": fields, "questions": len(scored), "by_source": by_source,
             "unparsed": sum(1 for s in scored if s.location is None), **settings}  # fmt: skip
+
+
+def check(scored: list[Scored], calibration: Calibration, half: int | None = None) -> dict[str, dict[str, Any]]:
+    """Per field: items, accuracy, ECE raw and under `calibration` (`half`: only that half; None: every item)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in FIELDS:
+        confs, oks = field_data(scored, name, half)
+        mapping = calibration.fields.get(name, FieldMap())
+        out[name] = {"n": len(confs), "accuracy": round(sum(oks) / len(oks), 4) if oks else None,
+                     "ece_raw": round(expected_calibration_error(confs, oks), 4) if confs else None,
+                     "ece_calibrated": round(expected_calibration_error([mapping(p) for p in confs], oks), 4) if confs else None}  # fmt: skip
+    return out
 
 
 def plot(summary: dict[str, Any], path: Path) -> Path:

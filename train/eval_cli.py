@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 
+from model.decoding import Decoding
 from model.ensemble import load_companions, named_companions
 from model.paths import DEFAULT_CHECKPOINT
 from model.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY
@@ -56,6 +57,12 @@ class Ranking:
                 "evidence_weight": EVIDENCE_WEIGHT if self.evidence_weight is None else self.evidence_weight,
                 "stale_penalty": STALE_PENALTY if self.stale_penalty is None else self.stale_penalty}  # fmt: skip
 
+    def summary_under(self, decoding: Decoding) -> dict[str, Any]:
+        """`summary` as `decoding` applies it (the plain decoding draws one answer per stop, alone), with the decoding named."""
+        if Decoding(decoding) is Decoding.PLAIN:
+            return {"decoding": Decoding.PLAIN.value, "candidates": 1, "call_candidates": 1, "coarse_candidates": 1}
+        return {"decoding": Decoding.FULL.value, **self.summary()}
+
 
 @dataclass(frozen=True)
 class Sampling:
@@ -68,6 +75,8 @@ class Sampling:
         return {"sample_seed": self.seed, "seed_per_draw": self.per_draw}
 
 
+DECODING_HELP = ("full: every decode-time rule (model.decoding); plain: the model alone, constrained to well-formed states and "
+                 "static control flow, one greedy answer per stop, no companions")
 SAMPLE_SEED_HELP = "seed of the sampled answers (the ranked ones); with --seed-per-draw, each seed is an independent draw of the same decoding"
 PER_DRAW_HELP = "each sampled answer draws from its own seed (reproducible with any --workers; model.backends.hf); --one-generator: one generator per process"
 
@@ -97,8 +106,11 @@ class ModelSessions:
 
     def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
                  constrained: bool, threads: int | None, sampling: Sampling = Sampling(),
-                 companions: tuple[Path, ...] | None = None) -> None:  # fmt: skip
+                 companions: tuple[Path, ...] | None = None, decoding: Decoding = Decoding.FULL) -> None:  # fmt: skip
         self.kind = backend
+        self.decoding = Decoding(decoding)  # the full decoding or the model alone (model.decoding)
+        if self.decoding is Decoding.PLAIN:
+            companions = ()  # the model alone: no companion is loaded
         self.max_state_tokens = max_state_tokens
         self.constrained = constrained
         self.backend: Any = None
@@ -155,7 +167,7 @@ class ModelSessions:
                               temperature=0.0, max_state_tokens=self.max_state_tokens, constrained=self.constrained,
                               retry_temperature=None, flow_constraint=self.flow_constraint,
                               repr_check=self.repr_check, candidates=self.ranking.candidates,
-                              companions=[SharedBackend(c) for c in self.companions],
+                              companions=[SharedBackend(c) for c in self.companions], decoding=self.decoding,
                               **self.ranking.session_options())  # fmt: skip  (greedy first, retries included)
 
     def set_ranking(self, ranking: Ranking) -> None:
@@ -206,6 +218,7 @@ def cruxeval(
     stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.rerank; default model.rerank's)"),
     companion: list[Path] = typer.Option([], help="a companion checkpoint (repeatable): it draws inv_step_call answers too, each ranked by the mean log-probability under all models (model.ensemble); default: those the checkpoint's ensemble.json names"),
     solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names"),
+    decoding: Decoding = typer.Option(Decoding.FULL, help=DECODING_HELP),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """CruxEval pass@1 (greedy; inv_step_call the most likely of --call-candidates answers): pose each problem as a debugging session, score by executing the prediction."""
@@ -226,14 +239,14 @@ def cruxeval(
     sampling = Sampling(sample_seed, seed_per_draw)
     companions = () if solo else (tuple(companion) or None)
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
-                             sampling=sampling, companions=companions)  # fmt: skip
+                             sampling=sampling, companions=companions, decoding=decoding)  # fmt: skip
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
     records: list[dict[str, Any]] = []
     start = time.perf_counter()
     out.mkdir(parents=True, exist_ok=True)
     bar = tqdm(total=len(items), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
-    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, sampling, companions)
+    settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, sampling, companions, decoding)
     with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial, \
             _problem_runner(sessions, settings, CruxTask(mode, via, fine_budget, keep_candidates), workers) as run:  # what an interrupted run leaves
         for record in run(items):
@@ -249,7 +262,7 @@ def cruxeval(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
-        **ranking.summary(), **sampling.summary(), companions=sessions.companion_folders, **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
+        **ranking.summary_under(decoding), **sampling.summary(), companions=sessions.companion_folders, **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
     )  # fmt: skip
     write_results(out, summary, records, "predictions.jsonl")
     (out / "predictions.partial.jsonl").unlink(missing_ok=True)
@@ -276,9 +289,9 @@ class CruxTask:
 
 
 def _init_worker(settings: tuple, task: CruxTask) -> None:
-    model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, sampling, companions = settings
+    model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, sampling, companions, decoding = settings
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
-                             sampling=sampling, companions=companions)  # fmt: skip
+                             sampling=sampling, companions=companions, decoding=decoding)  # fmt: skip
     sessions.set_ranking(ranking)
     _WORKER.update(sessions=sessions, task=task)
 
@@ -325,6 +338,7 @@ def fidelity(
     free_running: bool = typer.Option(False, help="the session goes on from its own predictions (as a user sees it), not from the real state"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names (model.ensemble)"),
+    decoding: Decoding = typer.Option(Decoding.FULL, help=DECODING_HELP),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Next-state exact match per action type and against horizon, vs tracegen's fast recorder (teacher-forced unless --free-running)."""
@@ -337,7 +351,7 @@ def fidelity(
         raise _fail(str(exc)) from None
     sampling = Sampling(sample_seed, seed_per_draw)
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
-                             sampling=sampling, companions=() if solo else None)  # fmt: skip
+                             sampling=sampling, companions=() if solo else None, decoding=decoding)  # fmt: skip
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
@@ -346,7 +360,7 @@ def fidelity(
     summary = report.summary(backend=backend, model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT),
                              programs=str(programs), seed=seed, scripts=scripts, max_steps=max_steps,
                              constrained=constrained, flow_constraint=flow_constraint, repr_check=repr_check,
-                             free_running=free_running, **ranking.summary(), **sampling.summary(), companions=sessions.companion_folders,
+                             free_running=free_running, **ranking.summary_under(decoding), **sampling.summary(), companions=sessions.companion_folders,
                              seconds=round(time.perf_counter() - start, 1))  # fmt: skip
     sessions.close()
     write_results(out, summary, report.steps, "steps.jsonl")
@@ -357,11 +371,14 @@ def fidelity(
 
 
 def _echo_kinds(summary: dict[str, Any]) -> None:
-    """Print the misses by line kind (train.error_analysis) as a table."""
+    """Print the misses by line kind (train.error_analysis) and the variables by value type (train.value_types) as tables."""
     from train.error_analysis import kind_lines
+    from train.value_types import value_type_lines
 
     if summary.get("by_line_kind"):
         typer.echo("\n".join(["misses by what the line does:", *kind_lines(summary["by_line_kind"])]))
+    if summary.get("by_value_type"):
+        typer.echo("\n".join(["top-frame variables by the type of their real value:", *value_type_lines(summary["by_value_type"])]))
 
 
 @app.command("next-state")
@@ -389,6 +406,7 @@ def next_state(
     seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
     keep_candidates: bool = typer.Option(False, help="record every ranked answer of a stop that drew several, scored against the real stop (ranking studies)"),
     solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names (model.ensemble)"),
+    decoding: Decoding = typer.Option(Decoding.FULL, help=DECODING_HELP),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Held-out next-state exact match per action, forward and inverse, on the windows training uses (greedy)."""
@@ -400,7 +418,7 @@ def next_state(
         raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
     sampling = Sampling(sample_seed, seed_per_draw)
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
-                             sampling=sampling, companions=() if solo else None)  # fmt: skip
+                             sampling=sampling, companions=() if solo else None, decoding=decoding)  # fmt: skip
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
@@ -419,7 +437,7 @@ def next_state(
     summary = report.summary(selection, backend=backend, model=str(model or DEFAULT_CHECKPOINT), trajectories=str(trajectories),
                              limit=limit, seed=seed, seq_len=window, max_state_tokens=max_state_tokens,
                              constrained=constrained, seconds=elapsed)  # fmt: skip
-    summary.update(flow_constraint=flow_constraint, repr_check=repr_check, **ranking.summary(), **sampling.summary(),
+    summary.update(flow_constraint=flow_constraint, repr_check=repr_check, **ranking.summary_under(decoding), **sampling.summary(),
                    companions=sessions.companion_folders)  # fmt: skip
     write_results(out, summary, report.records, "predictions.jsonl")
     overall = summary["overall"]
@@ -430,48 +448,97 @@ def next_state(
 
 
 @app.command()
+def dev(
+    out: Path = typer.Option(Path("results/dev"), help="output folder: one folder per figure and decoding, and DEV.md"),
+    model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
+    count: int = typer.Option(200, min=4, help="synthetic dev trajectories, 4 per program (session 15 used 1500)"),
+    seed: int = typer.Option(999, help="seed of the synthetic dev programs (never the test seed 12345)"),
+    limit: int = typer.Option(60, min=1, help="next-state questions"),
+    fidelity_programs: int = typer.Option(12, min=1, help="synthetic programs asked as fidelity scripts"),
+    real: Path | None = typer.Option(None, help="a dev slice of real code: a folder of programs (a subfolder with main.py is one project), free-running"),
+    real_limit: int | None = typer.Option(None, min=1, help="only the first N real programs"),
+    decoding: list[Decoding] = typer.Option([Decoding.FULL, Decoding.PLAIN], help="decodings to run (repeat the option)"),
+    data: Path = typer.Option(Path("data"), help="where the synthetic dev programs are written (reused when there)"),
+    eval_options: str = typer.Option("", help="options added to every eval run, e.g. '--evidence-weight 8' or '--coarse-candidates 2'"),
+    dry_run: bool = typer.Option(False, help="print the commands instead of running them"),
+) -> None:
+    """The dev split (train/dev_split.py): synthetic dev programs and a dev slice of real code, with both decodings; choices are made here."""
+    import shlex
+    import subprocess
+
+    from train.dev_split import DevPlan, dev_markdown
+
+    if real is not None and not real.exists():
+        raise _fail(f"no real code at {real}: give a folder of programs")
+    try:
+        plan = DevPlan(out=out, data=data, model=model, count=count, seed=seed, next_state_limit=limit, fidelity_programs=fidelity_programs,
+                       real=real, real_limit=real_limit, decodings=tuple(dict.fromkeys(decoding)), extra=tuple(shlex.split(eval_options)))  # fmt: skip
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    commands = [c for c in [plan.synth_command()] if c is not None] + plan.eval_commands()
+    if dry_run:
+        typer.echo("\n".join(shlex.join(c) for c in commands))
+        return
+    failed = []
+    for command in commands:
+        typer.echo(f"$ {shlex.join(command)}", err=True)
+        if subprocess.run(command, check=False).returncode != 0:
+            failed.append(shlex.join(command))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "DEV.md").write_text(dev_markdown(out, plan), encoding="utf-8")
+    typer.echo((out / "DEV.md").read_text(encoding="utf-8"))
+    if failed:
+        raise _fail("these runs failed: " + "; ".join(failed))
+
+
+@app.command()
 def calibration(
-    trajectories: Path = typer.Option(..., help="held-out trajectory shards (`neural-debugger tracegen synth --out DIR`): a folder or one .jsonl"),
+    trajectories: list[Path] = typer.Option([], help="held-out trajectory shards (`neural-debugger tracegen synth --out DIR`): a folder or one .jsonl; repeat for several fitting sets (synthetic dev programs, a dev slice of real code)"),
     model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
     backend: str = typer.Option("transformers", help="transformers | vllm"),
     vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
-    out: Path = typer.Option(..., help="output folder: summary.json, records.jsonl, reliability.png"),
-    limit: int | None = typer.Option(None, min=1, help="only N states, a seeded sample round-robin over actions (default: every state)"),
+    out: Path = typer.Option(..., help="output folder: summary.json, records.jsonl, reliability.png, calibration.json"),
+    limit: int | None = typer.Option(None, min=1, help="only N states per trajectories set, a seeded sample round-robin over actions (default: every state)"),
     seed: int = typer.Option(0, help="seed of the sample"),
     max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate (a retry gets twice as many)"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     write_calibration: bool = typer.Option(False, "--write-calibration", help="write the fitted calibration.json into the --model folder"),
-    records: Path | None = typer.Option(None, help="refit from an earlier run's records.jsonl of this model instead of generating (fast)"),
+    records: list[Path] = typer.Option([], help="refit from earlier runs' records.jsonl of this model instead of generating (fast; --trajectories are then not answered); repeat to pool several sets"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
-    """Reliability of the model's confidence (location, each variable) on held-out teacher-forced states; ECE raw and calibrated."""
+    """Reliability of the model's confidence (location, each variable) on held-out teacher-forced states; ECE raw and calibrated, per set."""
     from model.paths import CheckpointNotFound, resolve_checkpoint
     from train import calibration as cal
     from train import next_state as ns
 
     if backend not in ("transformers", "vllm"):
         raise _fail(f"unknown backend {backend!r}: use transformers or vllm")
-    if records is None and not trajectories.exists():
-        raise _fail(f"no trajectories at {trajectories}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
+    if not trajectories and not records:
+        raise _fail("give --trajectories (shards to answer) or --records (an earlier run's records.jsonl)")
+    missing = [str(t) for t in trajectories if not t.exists()]
+    if missing and not records:
+        raise _fail(f"no trajectories at {', '.join(missing)}: give a folder of shards or a .jsonl shard (`neural-debugger tracegen synth --out DIR`)")
     try:
         folder = resolve_checkpoint(model)
     except CheckpointNotFound as exc:
         raise _fail(str(exc)) from None
     start = time.perf_counter()
-    if records is not None:
+    scored: list[Any] = []
+    for path in records:
         try:
-            scored = cal.read_records(records)
+            scored += cal.read_records(path)
         except (OSError, ValueError) as exc:
-            raise _fail(f"cannot read the records {records}: {exc}") from None
-    else:
+            raise _fail(f"cannot read the records {path}: {exc}") from None
+    if not records:
         sessions = ModelSessions(folder, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=True, threads=threads,
                                  companions=())  # calibrates this model alone
         window = int(getattr(sessions.backend, "max_model_len", None) or 2048)
         try:
-            selection = ns.select_questions(trajectories, sessions.tokenizer, window, limit=limit, seed=seed)
-            if not selection.questions:
-                raise ns.TrajectoriesError(f"the {selection.trajectories} trajectories at {trajectories} have no step whose state fits a window of {window} tokens")
-            scored = cal.collect(selection.questions, sessions, progress=progress)
+            for path in trajectories:
+                selection = ns.select_questions(path, sessions.tokenizer, window, limit=limit, seed=seed)
+                if not selection.questions:
+                    raise ns.TrajectoriesError(f"the {selection.trajectories} trajectories at {path} have no step whose state fits a window of {window} tokens")
+                scored += cal.collect(selection.questions, sessions, progress=progress, source=path.name)
         except ns.TrajectoriesError as exc:
             raise _fail(str(exc)) from None
         finally:
@@ -480,19 +547,60 @@ def calibration(
         raise _fail("the held-out programs all fall in one half: give more trajectories (or a larger --limit)")
     fitted, fits = cal.fit(scored)
     elapsed = time.perf_counter() - start
-    summary = cal.summarize(scored, fitted, fits, backend=backend, model=str(folder), trajectories=str(trajectories), limit=limit,
+    sets = ", ".join(str(p) for p in (records or trajectories))
+    summary = cal.summarize(scored, fitted, fits, backend=backend, model=str(folder), trajectories=sets, limit=limit,
                             seed=seed, max_state_tokens=max_state_tokens, seconds=round(elapsed, 1))  # fmt: skip
-    fitted.report = {"trajectories": str(trajectories), "limit": limit, "seed": seed, "questions": len(scored),
+    fitted.report = {"trajectories": sets, "limit": limit, "seed": seed, "questions": len(scored),
                      **{name: {k: summary["fields"][name][k] for k in ("method", "ece_raw", "ece_calibrated", "n_fit", "n_eval")}
                         for name in summary["fields"]}}  # fmt: skip
     write_results(out, summary, [s.to_json() for s in scored], "records.jsonl")
+    fitted.save(out)
     cal.plot(summary, out / "reliability.png")
     wrote = ""
     if write_calibration:
         wrote = f"; wrote {fitted.save(folder)}"
     parts = ", ".join(f"{name} ECE {f['ece_raw']:.3f} -> {f['ece_calibrated']:.3f} ({f['method']}, n={f['n_eval']})"
                       for name, f in summary["fields"].items())  # fmt: skip
-    typer.echo(f"{parts} over {len(scored)} states in {elapsed:.0f} s; wrote {out}/summary.json and {out}/reliability.png{wrote}")
+    for source, fields in summary["by_source"].items():
+        typer.echo(f"{source}: " + ", ".join(f"{name} ECE {f['ece_raw']:.3f} -> {f['ece_calibrated']:.3f} (n={f['n']})" for name, f in fields.items()
+                                             if f["n"]))  # fmt: skip
+    typer.echo(f"{parts} over {len(scored)} states in {elapsed:.0f} s; wrote {out}/summary.json, {out}/calibration.json and {out}/reliability.png{wrote}")
+
+
+@app.command("calibration-check")
+def calibration_check(
+    records: list[Path] = typer.Option(..., help="records.jsonl of `eval calibration` runs (the sets to measure on; repeatable)"),
+    calibration: list[Path] = typer.Option(..., help="a calibration.json, or a checkpoint folder holding one (repeatable: before and after)"),
+    half: int | None = typer.Option(None, min=0, max=1, help="only the questions of this program half (1: the half a fit on those records left out)"),
+    out: Path | None = typer.Option(None, help="also write the table as JSON here"),
+) -> None:
+    """ECE of the location and variable confidences of each set of records under each calibration (no model runs)."""
+    from model.confidence import Calibration
+    from train import calibration as cal
+
+    maps: dict[str, Calibration] = {}
+    for path in calibration:
+        file = path / "calibration.json" if path.is_dir() else path
+        try:
+            maps[str(path)] = Calibration.model_validate_json(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise _fail(f"cannot read the calibration {file}: {exc}") from None
+    table: dict[str, dict[str, Any]] = {}
+    for path in records:
+        try:
+            scored = cal.read_records(path)
+        except (OSError, ValueError) as exc:
+            raise _fail(f"cannot read the records {path}: {exc}") from None
+        table[str(path)] = {name: cal.check(scored, mapping, half) for name, mapping in maps.items()}
+    typer.echo("| records | calibration | locations | location ECE raw -> calibrated | variables | variable ECE raw -> calibrated |")
+    typer.echo("|---|---|---|---|---|---|")
+    for path, by_map in table.items():
+        for name, fields in by_map.items():
+            loc, var = fields["location"], fields["variable"]
+            typer.echo(f"| {path} | {name} | {loc['n']} | {loc['ece_raw']} -> {loc['ece_calibrated']} | {var['n']} | {var['ece_raw']} -> {var['ece_calibrated']} |")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
 
 
 @app.command()

@@ -28,6 +28,7 @@ from typing import Any
 from protocol.compare import ComparisonSummary, FieldDiff, compare_states
 from protocol.debugger import Action, State
 from train.error_analysis import LineKindTable, line_kind
+from train.value_types import ValueTypeTable
 
 HORIZON_BUCKETS: tuple[tuple[int, int], ...] = ((1, 1), (2, 2), (3, 4), (5, 8), (9, 16), (17, 10**9))
 
@@ -168,6 +169,7 @@ class FidelityReport:
     programs_used: int = 0
     programs_skipped: int = 0
     by_line_kind: LineKindTable = field(default_factory=LineKindTable)  # misses by what the line does (train.error_analysis)
+    by_value_type: ValueTypeTable = field(default_factory=ValueTypeTable)  # variables right per value type (train.value_types)
 
     def add(self, action: Action, horizon: int, diff: FieldDiff, program: str, kind: str | None = None) -> None:
         self.overall.add(diff)
@@ -186,6 +188,7 @@ class FidelityReport:
             "by_action": {kind: rates(s) for kind, s in sorted(self.by_action.items())},
             "by_horizon": {label: rates(self.by_horizon[label]) for label in order},
             "by_line_kind": self.by_line_kind.to_json(),
+            "by_value_type": self.by_value_type.to_json(),
             "programs_used": self.programs_used, "programs_skipped": self.programs_skipped,
             "comparison": self.overall.to_json(), **settings,
         }  # fmt: skip
@@ -208,7 +211,9 @@ def run_script(session: Any, script: Script, report: FidelityReport, *, free_run
     for previous, action, real, horizon in zip(script.states, script.actions, script.states[1:], script.horizons):
         predicted = session.step(action)
         kind = line_kind(script.program.source, previous, real)
-        report.add(action, horizon, compare_states(predicted, real), script.program.name, kind)
+        diff = compare_states(predicted, real)
+        report.add(action, horizon, diff, script.program.name, kind)
+        report.by_value_type.add_stop(previous, real, diff, kind)
         if free_running and predicted.finished and not real.finished:
             break  # the session ended the program: no further stops to compare
         if hasattr(session, "append") and not free_running:  # a model session: continue from the real state (teacher forcing)

@@ -16,7 +16,8 @@ from typing import Any
 import typer
 
 from model.ensemble import companion_folders
-from train.plots import _decoding_note
+from train.alone import alone_lines
+from train.plots import _decoding_note, load_summaries
 from train.spread import collect, spread_section
 
 app = typer.Typer(add_completion=False, help="Write a checkpoint's model card from its measured numbers.")
@@ -88,17 +89,22 @@ def fidelity_lines(fidelity: dict[str, Any]) -> list[str]:
     if fidelity.get("by_horizon"):
         lines += ["", "By horizon (line events the action skips):", "", "| horizon | steps | whole state |", "|---|---|---|"]
         lines += [f"| {label} | {r.get('stops', '?')} | {_pct(r.get('state'))} |" for label, r in fidelity["by_horizon"].items()]
-    return lines + line_kind_lines(fidelity)
+    return lines + error_analysis_lines(fidelity)
 
 
-def line_kind_lines(summary: dict[str, Any]) -> list[str]:
-    """The misses by what the line does (`train.error_analysis`), when the summary has them."""
+def error_analysis_lines(summary: dict[str, Any]) -> list[str]:
+    """The misses by what the line does (`train.error_analysis`) and the variables by value type (`train.value_types`), when the summary has them."""
     from train.error_analysis import kind_lines
+    from train.value_types import value_type_lines
 
-    table = summary.get("by_line_kind")
-    if not table:
-        return []
-    return ["", "Misses by what the line the action runs does (forward actions; `train/error_analysis.py`):", "", *kind_lines(table)]
+    lines = []
+    if summary.get("by_line_kind"):
+        lines += ["", "Misses by what the line the action runs does (forward actions; `train/error_analysis.py`):", "",
+                  *kind_lines(summary["by_line_kind"])]  # fmt: skip
+    if summary.get("by_value_type"):
+        lines += ["", "Top-frame variables by the type of their real value (forward actions; `train/value_types.py`):", "",
+                  *value_type_lines(summary["by_value_type"])]  # fmt: skip
+    return lines
 
 
 NEXT_STATE_RUN = "next-state"
@@ -133,7 +139,7 @@ def next_state_lines(summary: dict[str, Any]) -> list[str]:
     rows.append(("all", "both", overall))
     for name, direction, r in rows:
         lines.append(f"| {name} | {direction} | {r.get('stops', '?')} | {_pct(r.get('location'))} | {_pct(r.get('locals'))} | {_pct(r.get('state'))} |")
-    return lines + line_kind_lines(summary)
+    return lines + error_analysis_lines(summary)
 
 
 def cruxeval_lines(results: Path) -> list[str]:
@@ -191,6 +197,7 @@ def render_card(ckpt: Path, results: Path, notes: str) -> str:
     parts += ["## CruxEval (`neural-debugger eval cruxeval`, one answer per problem)", "", *cruxeval_lines(results), "",
               "Paper (Beck et al., 2026), for scale: a 1.8B model trained from scratch on 150B tokens reaches 53.6 (input), "
               "48.0 (output, step_return), 57.7 (output, breakpoint).", ""]  # fmt: skip
+    parts += alone_lines(load_summaries(results))
     parts += spread_section(collect(results))
     if notes.strip():
         parts += [notes.strip(), ""]

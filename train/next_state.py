@@ -30,6 +30,7 @@ from model.value_chars import encode_text
 from protocol.compare import FIELDS, ComparisonSummary, FieldDiff, compare_states
 from protocol.debugger import Action, ActionKind, State
 from train.error_analysis import LineKindTable, line_kind
+from train.value_types import ValueTypeTable
 from train.fidelity import rates
 from train.manifest import NextStateExample
 
@@ -183,6 +184,7 @@ class NextStateReport:
     closed: int = 0  # predictions cut off by the token budget and closed (scored as they are)
     skipped_too_long: int = 0  # prompts that did not fit the context (not counted)
     by_line_kind: LineKindTable = field(default_factory=LineKindTable)  # misses by what the line does
+    by_value_type: ValueTypeTable = field(default_factory=ValueTypeTable)  # variables right per value type (forward questions)
 
     def add(self, question: Question, diff: FieldDiff, **record: Any) -> None:
         ex = question.example
@@ -203,6 +205,7 @@ class NextStateReport:
             "by_action": {a: rates(self.by_action[a]) for a in _ordered(self.by_action)},
             "by_direction": {d: rates(self.by_direction.get(d, ComparisonSummary())) for d in DIRECTIONS},
             "by_line_kind": self.by_line_kind.to_json(),
+            "by_value_type": self.by_value_type.to_json(),
             "unparsed": self.unparsed, "closed": self.closed, "skipped_too_long": self.skipped_too_long,
             "trajectories_read": selection.trajectories, "forward_trajectories": selection.forward,
             "inverse_trajectories": selection.inverse, "states_available": selection.states,
@@ -263,9 +266,13 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True,
             report.unparsed += 1
         elif note:
             report.closed += 1
-        kind = line_kind(ex.program, previous, State.model_validate_json(ex.target)) if ex.direction == "forward" else None
+        expected = State.model_validate_json(ex.target)
+        kind = line_kind(ex.program, previous, expected) if ex.direction == "forward" else None
         extra = {"candidates": kept_candidates(ex, session.ranking, predicted)} if keep_candidates and session.ranking else {}
-        report.add(question, score(ex, predicted), prompt_tokens=len(ids), seconds=round(seconds, 3), line_kind=kind,
+        diff = score(ex, predicted)
+        if ex.direction == "forward":
+            report.by_value_type.add_stop(previous, expected, diff, kind)
+        report.add(question, diff, prompt_tokens=len(ids), seconds=round(seconds, 3), line_kind=kind,
                    predicted=getattr(outcome, "text", None), expected=target_text(ex), note=note, **extra)  # fmt: skip
         bar.set_postfix(exact=f"{100 * report.overall.match_rate:.1f}%")
     bar.close()

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from train.alone import alone_lines
 from train.spread import Spread, collect, spread_section
 
 # CruxEval pass@1 (greedy), Beck, Gehring, Kossen, Synnaeve, "Towards a Neural Debugger for Python" (arXiv 2603.09951).
@@ -153,6 +154,7 @@ def results_markdown(summaries: dict[str, dict[str, Any]], images: tuple[str, ..
         lines.append("")
     lines += _realworld_lines(summaries)
     lines += _everyday_lines(summaries.get("everyday"))
+    lines += alone_lines(summaries)
     for image in images:
         lines += [f"![{image[:-4].replace('_', ' ')}]({image})", ""]
     return "\n".join(lines)

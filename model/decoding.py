@@ -1,0 +1,54 @@
+"""Which decode-time rules a session applies: the model alone (`Decoding.PLAIN`) or the full decoding (`Decoding.FULL`).
+
+Every predicted stop is decoded under a grammar. *Plain* keeps what any reader of the language and
+the source agrees on: the state is well formed (`model.language.state_regex`, `model.repr_check`)
+and its stack is one static control flow allows (`model.flow`, `model.call_chain`; for
+``inv_step_call`` the first line of the called function, `model.entry_locals`), with the greedy
+answer alone. *Full* adds the rules whose weight or reach was chosen by measuring:
+
+- ``frame_names``: a frame's locals' keys are the names visible on its line (`model.frame_names`),
+  and ``inv_step_call``'s keys the function's entry locals (`model.entry_locals`);
+- ``value_kinds``: a return value and a call's arguments begin as the kinds the source allows
+  (`model.return_kinds`, `model.param_kinds`);
+- ``known_entries``: a called frame's parameters fixed where the call passes literals (`model.call_args`);
+- ``line_effects``: a step's delta lists only the names the line may change (`model.line_effects`);
+- ``ranking``: several answers drawn after inv_step_call and the coarse actions, the most likely kept,
+  with the argument evidence and the stale penalty (`model.rerank`, `model.arg_evidence`);
+- ``ensemble``: companion models draw and score a call's arguments (`model.ensemble`).
+
+`rules_for(decoding)` gives the switches; a session takes them as one option (`NeuralDebugger(decoding=...)`)
+and passes them down to `model.constraints.state_constraint`. Plain is what the weights know on their
+own; the evaluations report both (docs/evaluation.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Decoding(str, Enum):
+    """How a session decodes: the model alone under well-formedness and control flow, or every rule."""
+
+    PLAIN = "plain"
+    FULL = "full"
+
+
+@dataclass(frozen=True)
+class DecodingRules:
+    """The rules beyond well-formed states and control flow (see the module docstring); all on: the full decoding."""
+
+    frame_names: bool = True
+    value_kinds: bool = True
+    known_entries: bool = True
+    line_effects: bool = True
+    ranking: bool = True
+    ensemble: bool = True
+
+
+FULL_RULES = DecodingRules()
+PLAIN_RULES = DecodingRules(frame_names=False, value_kinds=False, known_entries=False, line_effects=False, ranking=False, ensemble=False)
+
+
+def rules_for(decoding: Decoding | str) -> DecodingRules:
+    """The rules of `decoding` ("plain" or "full"); ValueError for anything else."""
+    return PLAIN_RULES if Decoding(decoding) is Decoding.PLAIN else FULL_RULES
