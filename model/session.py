@@ -652,7 +652,8 @@ class NeuralDebugger:
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=False)
             if gen.finish_reason == "deadline" or (spending is not None and gen.finish_reason == "length" and spending.exhausted()):
                 failure, cut = "the prediction was cut after its step budget", (text, gen)
-                spending.cut(f"a prediction cut after {len(gen.token_ids)} tokens") if spending is not None else None
+                if spending is not None:
+                    spending.cut(f"a prediction cut after {len(gen.token_ids)} tokens")
                 break
             if gen.finish_reason in ("length", "error"):  # out of tokens, or no allowed token left
                 failure, cut = f"the predicted state did not end within {max_tokens} tokens", (text, gen)
