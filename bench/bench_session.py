@@ -14,8 +14,8 @@ Continue. The same script is played
 
 It prints p50 / p90 / max of both, how many neural stops stood where debugpy's did (reason, function, line,
 depth), and what the adapter said when a step was cut (the stop's description). With `--profile K` the K
-slowest neural steps are replayed in-process (`NeuralDebugger`, the same actions from the entry: the session
-is deterministic) under cProfile, and the profiles are written to `--profile-out` (default
+slowest neural steps are replayed in-process (`NeuralDebugger` with the adapter's default budget and fine
+coarse steps, the same actions from the entry) under cProfile, and the profiles are written to `--profile-out` (default
 bench/profiles/slowest.txt).
 """
 from __future__ import annotations
@@ -183,13 +183,15 @@ def debugpy_run(script: Script) -> Run:
 
 def profile_steps(scripts: list[Script], slow: list[StepTime], checkpoint: Path, out: Path) -> None:
     """Replay each slow step in-process (the same requests from the entry) and write its cProfile to `out`."""
+    from model.budget import StepBudget
     from model.session import NeuralDebugger
 
     by_name = {Path(s.program).name: s for s in scripts}
     parts = []
     for item in slow:
         script = by_name[item.program]
-        session = NeuralDebugger.from_checkpoint(checkpoint, path=script.program)
+        # the adapter's defaults (launch_config: stepSeconds, stepTokens, coarseSteps "fine")
+        session = NeuralDebugger.from_checkpoint(checkpoint, path=script.program, budget=StepBudget(), coarse_by_steps=True)
         session.start()
         session.set_breakpoints(script.breakpoints)
         for request in script.requests[: item.index]:

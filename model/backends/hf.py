@@ -27,7 +27,7 @@ from model.backends.whole_numbers import NumberChoice, best_number
 from model.value_chars import keeps_value_chars, value_chars_enabled
 
 _REJECTIONS_BEFORE_SCAN = 16
-MAX_BACKTRACKS = 16  # choices a constrained generation may take back out of dead ends before it gives up
+MAX_BACKTRACKS = 4  # choices a constrained generation may take back out of dead ends before it gives up
 
 # A line number follows this token; greedy decoding picks the whole number at once (whole_numbers.py).
 NUMBER_AFTER = b"<|line_sep|>"
