@@ -82,6 +82,8 @@ def describe_stop(session: Any, confidence: float, *, replay: bool) -> str:
         kind = "predicted"
     else:
         return "given (not predicted)" if hasattr(session, "stop_confidence") else "recorded (the program ran)"
+    if not replay and not getattr(session, "moved", True):
+        return "did not move: the next stop could not be predicted (see the Debug Console)"
     text = f"{kind}, {percent(confidence)} sure"
     return text + " (from history)" if replay else text
 

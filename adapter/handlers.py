@@ -1076,9 +1076,10 @@ class DapHandler:
         return code
 
     def _confidence_notes(self, run: _Run) -> None:
-        remark = getattr(run.session, "note", None)
-        if isinstance(remark, str) and remark:
-            self.note(f"neural debugger: {remark}")
+        for attribute in ("note", "remark"):  # why a prediction failed; what the step's budget cut
+            remark = getattr(run.session, attribute, None)
+            if isinstance(remark, str) and remark:
+                self.note(f"neural debugger: {remark}")
         try:
             scores = run.session.confidence()
         except Exception:  # noqa: BLE001 - a missing score is no reason to fail a step

@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError
 from adapter.client_paths import path_from_client
 from adapter.data_breakpoints import DEFAULT_MAX_STEPS
 from model import paths
+from model.budget import STEP_SECONDS, STEP_TOKENS, StepBudget
 from model.session_api import DebugSession, SessionError
 from protocol.dap import NeuralLaunchArguments
 from protocol.source_text import read_source
@@ -50,6 +51,13 @@ class LaunchConfig(NeuralLaunchArguments):
     coarse_candidates: int | None = Field(default=None, ge=1, le=32)
     # with data breakpoints, Continue predicts one stop at a time: at most this many without a change (adapter.data_breakpoints)
     data_breakpoint_steps: int = Field(default=DEFAULT_MAX_STEPS, ge=1, le=100_000)
+    # the budget of one step (model.budget): wall seconds and decoded tokens; when it runs out the best well-formed
+    # answer so far is shown, with its confidence, and the Debug Console says what was cut
+    step_seconds: float = Field(default=STEP_SECONDS, gt=0, le=600)
+    step_tokens: int = Field(default=STEP_TOKENS, ge=16, le=100_000)
+    # how Continue / Step Out / a run to a breakpoint is predicted: "fine" (successive step-into stops until one
+    # arrives, the model's strongest prediction) or "model" (one jump, several candidates ranked)
+    coarse_steps: Literal["fine", "model"] = "fine"
 
 
 def parse_config(arguments: object) -> LaunchConfig:
@@ -206,6 +214,8 @@ def open_session(config: LaunchConfig, program: Program) -> DebugSession:
             timeout=config.vllm_timeout or VLLM_STEP_TIMEOUT_S,
             temperature=config.temperature,
             candidates=config.candidates,
+            budget=StepBudget(seconds=config.step_seconds, tokens=config.step_tokens),
+            coarse_by_steps=config.coarse_steps == "fine",
             **({} if config.call_candidates is None else {"call_candidates": config.call_candidates}),
             **({} if config.coarse_candidates is None else {"coarse_candidates": config.coarse_candidates}),
         )

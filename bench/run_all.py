@@ -5,6 +5,9 @@
 Each measurement comes with its baseline, measured in the same process right beside it, and the
 ratio between the two (timings on a shared machine swing; ratios measured together swing less):
 
+* step + inspection as a DAP client feels it: short programs (bench/programs/) with seeded random scripts (Step
+  In/Over/Out, Continue to breakpoints), the adapter with the shipped model against debugpy on the same scripts;
+  p50, p90 and max (bench/bench_session.py).
 * step latency: a neural step (a stop predicted with its stack and locals) against debugpy's step
   plus stackTrace/scopes/variables on the same program (bench/bench_step.py); p50 and p90.
 * step latency by file length: p50 of a neural step on a ~400-line file (a standard-library module
@@ -86,6 +89,22 @@ def step_latency(checkpoint: Path, program: Path, steps: int) -> list[Row]:
             rows.append(Row(f"{label} p{int(q * 100)}", f"{p(times, q):.1f} ms", f"{p(base, q):.1f} ms (debugpy step+inspect)",
                             f"{p(times, q) / p(base, q):.2f}x", f"{len(times)} steps of {program.name}"))
     return rows
+
+
+def session_latency(checkpoint: Path, limit: int, actions: int) -> list[Row]:
+    """Step + inspection over DAP on bench/programs/ with seeded random scripts, neural vs debugpy (bench/bench_session.py)."""
+    import bench_session
+
+    programs = sorted(bench_session.PROGRAMS.glob("*.py"))[: limit or None]
+    result = bench_session.measure(programs, actions, 0, checkpoint, 120.0)
+    info = bench_session.summary(result)
+    n, d = info["neural"], info["debugpy"]
+    note = (f"{len(programs)} programs x {actions} random requests (seed 0); {n['steps']} steps; neural stops where debugpy's were "
+            f"{info['same_stops']}/{info['compared']}; over 3 s: {info['over_3s']}; cut by the budget: {info['cut']}")
+    return [Row(f"step + inspection over DAP, random scripts, p{q}", f"{n[f'p{q}']:.0f} ms", f"{d[f'p{q}']:.0f} ms (debugpy)",
+                f"{n[f'p{q}'] / d[f'p{q}']:.2f}x", note) for q in (50, 90)] + [
+        Row("step + inspection over DAP, random scripts, max", f"{n['max']:.0f} ms", f"{d['max']:.0f} ms (debugpy)",
+            f"{n['max'] / d['max']:.2f}x", "target: no step over 3 s")]
 
 
 def step_latency_by_length(checkpoint: Path, program: Path, steps: int, rounds: int) -> list[Row]:
@@ -229,6 +248,7 @@ def main() -> int:
         tmp = Path(name)
         checkpoint, label = choose_checkpoint(tmp)
         sections = [
+            ("step + inspection, random scripts", lambda: session_latency(checkpoint, 4 if quick else 0, 4 if quick else 8)),
             ("step latency", lambda: step_latency(checkpoint, ROOT / "examples" / "functions.py", 8 if quick else 20)),
             ("step latency by file length", lambda: step_latency_by_length(checkpoint, ROOT / "examples" / "demo.py",
                                                                           10 if quick else 25, 1 if quick else 3)),

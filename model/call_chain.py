@@ -46,6 +46,30 @@ def chain_problem(program: str, text: str) -> str | None:
     return None
 
 
+def open_call_problem(program: str, text: str) -> str | None:
+    """Why the name being written after the last ``<|call_sep|>`` of a (partial) state text cannot become a function
+    the frame below can have started (no such name begins so), or None (also while no name is being written).
+
+    Judging the name as it is written, not only once its ``<|line_sep|>`` is there, leaves the model no prefix without
+    an allowed way on: a refused marker written again in ordinary pieces (``<|``, ``line``...) was a dead end."""
+    at = text.rfind(lang.CALL_SEP)
+    if at < 0:
+        return None
+    partial = text[at + len(lang.CALL_SEP):]
+    if "<|" in partial:  # the name is finished: `chain_problem` judges the frame
+        return None
+    frames = list(_FRAME.finditer(text, 0, at))
+    if not frames:
+        return None
+    _, low_name, low_src, low_line_text = frames[-1].groups()
+    if low_src or not low_line_text:
+        return None
+    allowed = callable_from(program, low_name, int(low_line_text))
+    if allowed is None or any(name.startswith(partial) for name in allowed):
+        return None
+    return f"{low_name} on line {low_line_text} cannot start a function named {partial}..."
+
+
 class ChainCheckedConstraint:
     """A regex constraint whose stacks are also chains of calls (`chain_problem`)."""
 
@@ -57,7 +81,18 @@ class ChainCheckedConstraint:
     def allows(self, text: str) -> bool:
         if not self.inner.allows(text):
             return False
-        return not text.endswith(lang.LINE_SEP) or chain_problem(self.program, text) is None
+        at = text.rfind("<|")
+        tail = text[at:] if at >= 0 and ">" not in text[at:] else ""
+        if tail:  # a marker written in pieces: allowed only where some marker it begins is (else a dead end)
+            return any(self.inner.allows(text[:at] + marker) and self._judged(text[:at] + marker)
+                       for marker in lang.SPECIAL_TOKENS if marker.startswith(tail))
+        return self._judged(text)
+
+    def _judged(self, text: str) -> bool:
+        """The chain checks of a text that does not end inside a marker."""
+        if text.endswith(lang.LINE_SEP):
+            return chain_problem(self.program, text) is None
+        return open_call_problem(self.program, text) is None
 
     def complete(self, text: str) -> bool:
         return self.inner.complete(text) and chain_problem(self.program, text) is None

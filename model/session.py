@@ -23,6 +23,7 @@ from typing import Any
 
 from model import language as lang
 from model.backends.base import Backend, BackendError, Generation, Scorer
+from model.budget import Spending, StepBudget
 from model.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.constraints import close_text, state_constraint
 from model.cut_values import runaway
@@ -42,6 +43,7 @@ MIN_ALTERNATIVE = 0.005  # alternatives less likely than this are not offered
 COARSE_ACTIONS = frozenset({ActionKind.STEP_RETURN, ActionKind.CONTINUE, ActionKind.BREAKPOINT})
 # actions after which companion models (`NeuralDebugger.companions`) draw and score answers too: a call's arguments
 ENSEMBLE_KINDS = frozenset({ActionKind.INV_STEP_CALL})
+MAX_FINE_STEPS = 200  # fine steps one coarse action may take when it runs by fine steps (`coarse_by_steps`)
 
 
 
@@ -62,6 +64,7 @@ class StateRecord:
     note: str | None = None
     backwards: bool = False  # predicted with an inverse action (before the start of the history)
     scores: RawScores | None = None  # raw confidences of the generation (computed on first use)
+    remark: str | None = None  # what the user should know about how the stop was reached (a budget cut, fine steps)
 
 
 def entry_state(program: str) -> State:
@@ -133,6 +136,8 @@ class NeuralDebugger:
         companions: Sequence[Backend] = (),
         ensemble_kinds: frozenset[ActionKind] = ENSEMBLE_KINDS,
         decoding: Decoding = Decoding.FULL,
+        budget: StepBudget | None = None,
+        coarse_by_steps: bool = False,
     ) -> None:
         self.decoding = Decoding(decoding)
         self.rules = rules_for(self.decoding)  # which decode-time rules apply beyond well-formedness and control flow
@@ -150,6 +155,12 @@ class NeuralDebugger:
         self.companions: list[Backend] = list(companions)
         self.ensemble_kinds = frozenset(ensemble_kinds)
         self.notices: list[str] = []  # lines for the user about how the session was set up (e.g. a companion left out)
+        self.budget = budget  # time and tokens one step may spend (model.budget); None: unbounded (evaluation)
+        # Continue, Step Out and a run to a breakpoint predicted as successive fine steps (step_into) until they arrive
+        self.coarse_by_steps = coarse_by_steps
+        self._spending: Spending | None = None  # the current step's use of `budget`
+        self._constraint_key: tuple | None = None  # the step's constraint, built once for all its attempts and candidates
+        self._constraint: Any = None
         self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
         self.program = program
@@ -337,10 +348,66 @@ class NeuralDebugger:
                 raise SessionError(f"cannot run to line {action.line}: not an executable line of the program")
         if not self._lines and not action.kind.inverse:  # nothing to run: any step ends the program
             return self.append(action, exit_state())
+        self._spending = self.budget.start() if self.budget is not None else None
+        if self.coarse_by_steps and action.kind in COARSE_ACTIONS:
+            return self._run_by_steps(action)
         record = self._predict(action)
         self._actions.append(action)
         self._records.append(record)
+        self._remark(record)
         return record.state
+
+    def _run_by_steps(self, action: Action) -> State:
+        """A coarse action as successive predicted step_into stops (the model's strongest prediction), until one arrives:
+        a breakpoint line (reason breakpoint; a return to a calling line is no line event and does not count), an
+        exception, the end, or for step_return the caller (a shorter stack). Each fine stop joins the history (Step
+        Back undoes one). When the budget runs out first, the last fine stop is shown and its remark says so."""
+        into = Action(kind=ActionKind.STEP_INTO)
+        start_depth = len(self._records[-1].state.frames)
+        targets = set(self._breakpoints) | ({action.line} if action.kind is ActionKind.BREAKPOINT and action.line else set())
+        name = {ActionKind.CONTINUE: "Continue", ActionKind.STEP_RETURN: "Step Out"}.get(action.kind, "the run to a breakpoint")
+        for count in range(1, MAX_FINE_STEPS + 1):
+            previous = self._records[-1].state
+            record = self._predict(into)
+            self._actions.append(into)
+            self._records.append(record)
+            state = record.state
+            if record.note and count > 1 and self._spending is not None and self._spending.exhausted():
+                self._actions.pop()  # a fine step cut by the budget: the last whole one is the better answer
+                self._records.pop()
+                record = self._records[-1]
+                self._spending.cuts.clear()
+                self._spending.cut(f"{name} ran {count - 1} fine step(s) and did not arrive; this is the last one (go on to continue)")
+                break
+            if record.note or state.finished or state.reason is StopReason.EXCEPTION:
+                break
+            top = state.top
+            lines = targets if top is None or top.file is None else set(self._file_breakpoints.get(top.file, ()))
+            if top is not None and top.line in lines and state.return_value is None:
+                state.reason = StopReason.BREAKPOINT
+                record.ids = self._encode(lang.render_state(state, previous))
+                break
+            if action.kind is ActionKind.STEP_RETURN and len(state.frames) < start_depth:
+                break
+            if self._spending is not None and self._spending.exhausted():
+                self._spending.cut(f"{name} ran {count} fine step(s) and did not arrive; this is the last one (go on to continue)")
+                break
+        else:
+            record.remark = f"{name} ran {MAX_FINE_STEPS} fine steps and did not arrive; this is the last one"
+        self._remark(record)
+        return record.state
+
+    def _remark(self, record: StateRecord) -> None:
+        """Keep what the step's budget cut on the record, for the user."""
+        cut = self._spending.summary() if self._spending is not None else ""
+        if cut:
+            record.remark = cut if record.remark is None else f"{record.remark}; {cut}"
+        self._spending = None
+
+    @property
+    def remark(self) -> str | None:
+        """What the user should know about how the current stop was reached (a cut for lack of budget), or None."""
+        return self._current_record().remark
 
     def append(self, action: Action, state: State) -> State:
         """Record a known state as the result of `action` without predicting it (teacher forcing, replays)."""
@@ -551,7 +618,14 @@ class NeuralDebugger:
         if not stay.finished:
             stay.reason = StopReason.STEP
         stay.return_value, stay.exception, stay.stdout = None, None, ""
-        return StateRecord(state=stay, ids=self._encode(lang.render_state(stay, previous)), note=f"{outcome}; staying at the previous stop")
+        return StateRecord(state=stay, ids=self._encode(lang.render_state(stay, previous)),
+                           note=f"{outcome}; the session did not move: still at the previous stop")
+
+    @property
+    def moved(self) -> bool:
+        """False when the last step could not be predicted and the session stayed at the stop before it."""
+        record = self._current_record()
+        return not (record.note and record.generation is None and len(self._records) > 1)
 
     def _generate_state(self, prompt: list[int], previous: State, action: Action | None = None,
                         breakpoints: Sequence[int] | None = None, temperature: float | None = None,
@@ -570,12 +644,8 @@ class NeuralDebugger:
         the program's, default the session's). `temperature`: instead of the session's. `backend`: the
         model that answers (default the session's; a companion when ranking an ensemble's answers).
         """
-        constraint = None
-        if self.constrained:
-            flow_action = action if self.flow_constraint else None
-            bps = self._breakpoints if breakpoints is None else breakpoints
-            constraint = state_constraint(self.program, previous, self.modules, action=flow_action, breakpoints=bps,
-                                          reprs=self.repr_check, rules=self.rules)  # fmt: skip
+        constraint = self._step_constraint(previous, action, breakpoints) if self.constrained else None
+        spending = self._spending
         backwards = action is not None and action.kind.inverse  # an earlier stop: some answer beats none
         model = self.backend if backend is None else backend
         failure = ""
@@ -584,12 +654,25 @@ class NeuralDebugger:
         for attempt in range(2):
             temperature = base if attempt == 0 or self.retry_temperature is None else max(base, self.retry_temperature)
             max_tokens = self.max_state_tokens * (1 + attempt)
+            if spending is not None:
+                if attempt and spending.exhausted():
+                    spending.cut("no second attempt")
+                    break
+                max_tokens = spending.limit(max_tokens)
             try:
-                gen = model.generate(prompt, max_tokens=max_tokens, temperature=temperature, stop_ids=[self.stop_id], constraint=constraint)
+                gen = model.generate(prompt, max_tokens=max_tokens, temperature=temperature, stop_ids=[self.stop_id], constraint=constraint,
+                                     **({} if spending is None or spending.deadline is None else {"deadline": spending.deadline}))
             except BackendError as exc:
                 raise SessionError(f"the model backend failed: {exc}") from None
             self.prefill_log.append(gen.prefilled)
+            if spending is not None:
+                spending.spend(len(gen.token_ids) + (gen.stop_token is not None))
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=False)
+            if gen.finish_reason == "deadline" or (spending is not None and gen.finish_reason == "length" and spending.exhausted()):
+                failure, cut = "the prediction was cut after its step budget", (text, gen)
+                if spending is not None:
+                    spending.cut(f"a prediction cut after {len(gen.token_ids)} tokens")
+                break
             if gen.finish_reason in ("length", "error"):  # out of tokens, or no allowed token left
                 failure, cut = f"the predicted state did not end within {max_tokens} tokens", (text, gen)
                 repetition = runaway(text) if backwards and gen.finish_reason == "length" else None
@@ -614,6 +697,17 @@ class NeuralDebugger:
             return StateRecord(state=state, ids=self._encode(closed + lang.STOP_TOKEN), generation=cut[1], text=closed, note=note)
         return failure
 
+    def _step_constraint(self, previous: State, action: Action | None, breakpoints: Sequence[int] | None) -> Any:
+        """The constraint of the next state, built once per stop asked (every attempt and candidate shares it)."""
+        flow_action = action if self.flow_constraint else None
+        bps = tuple(self._breakpoints if breakpoints is None else breakpoints)
+        key = (lang.render_state(previous, None), flow_action.model_dump_json() if flow_action is not None else None, bps)
+        if key != self._constraint_key:
+            self._constraint = state_constraint(self.program, previous, self.modules, action=flow_action, breakpoints=bps,
+                                                reprs=self.repr_check, rules=self.rules)  # fmt: skip
+            self._constraint_key = key
+        return self._constraint
+
     def _predict_inverse(self, kind: ActionKind) -> State:
         """The state before the current one, predicted from the inverse chain (late state, then earlier ones).
 
@@ -625,6 +719,7 @@ class NeuralDebugger:
         if not chain or _chain_end(chain) != first:
             chain = [first]
         action = Action(kind=kind)
+        self._spending = self.budget.start() if self.budget is not None else None
         listing = lang.window_listing(None, first, self.program, self._listing_context(), self._count,
                                  breakpoints=self._all_breakpoints(), modules=self.modules)
         prompt = self._encode(lang.render_prompt(self.program, self._all_breakpoints(), chain, action, listing, self.modules))
@@ -641,6 +736,7 @@ class NeuralDebugger:
             record.scores = self._raw_scores(record)  # of the text as generated (a delta against the later state)
         record.ids = self._encode(lang.render_state(record.state, None))
         self._records, self._actions, self._window, self._listing = [record], [], 0, None
+        self._remark(record)
         return record.state
 
     def _generate_or_rank(self, prompt: list[int], previous: State, action: Action | None,
@@ -678,8 +774,12 @@ class NeuralDebugger:
         (`kind`: the action asked, when `action` is None)."""
         members = self._members(action.kind if action is not None else kind)
         records: dict[str, tuple[StateRecord, bool]] = {}
+        spending = self._spending
         for m, member in enumerate(members):
             for i in range(max(1, count)):
+                if spending is not None and (i or m) and spending.exhausted():
+                    spending.cut(f"{len(records)} answer(s) drawn of {count * len(members)}")
+                    break
                 record = self._generate_state(prompt, previous, action, breakpoints, temperature=None if i == 0 else SAMPLE_TEMPERATURE,
                                               backend=member)  # fmt: skip
                 if isinstance(record, StateRecord):

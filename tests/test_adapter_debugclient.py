@@ -18,7 +18,7 @@ from tests.dap_client import adapter_command
 JS_DIR = Path(__file__).resolve().parent / "js"
 
 
-def test_debugclient_scenarios():
+def _node_and_command() -> tuple[str, list[str]]:
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed: the DebugClient tests need Node 18+")
@@ -33,9 +33,27 @@ def test_debugclient_scenarios():
     command = adapter_command()
     if len(command) != 2:  # DebugClient runs "<runtime> <one argument>"
         pytest.fail(f"the neural-debugger entry point is not installed next to {command[0]}: run `make setup`")
+    return node, command
+
+
+def test_debugclient_scenarios():
+    node, command = _node_and_command()
     env = dict(os.environ, NEURAL_DEBUGGER_CMD=command[0], NEURAL_BACKEND="oracle")
     result = subprocess.run([node, "--test", str(JS_DIR / "adapter.test.js")], cwd=JS_DIR, env=env,
                             capture_output=True, text=True, timeout=240)
     summary = [line for line in result.stdout.splitlines() if line.startswith(("ok ", "not ok ", "# pass", "# fail"))]
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     assert "# pass 4" in summary and "# fail 0" in summary, summary
+
+
+def test_debugclient_continue_arrives_with_the_shipped_model():
+    """Continue from the entry to a breakpoint inside a called function, over the shipped model (tests/js/model_continue.test.js)."""
+    from model.paths import DEFAULT_CHECKPOINT
+
+    if not (DEFAULT_CHECKPOINT / "config.json").is_file():
+        pytest.skip("no shipped model in checkpoints/default")
+    node, command = _node_and_command()
+    env = dict(os.environ, NEURAL_DEBUGGER_CMD=command[0])
+    result = subprocess.run([node, "--test", str(JS_DIR / "model_continue.test.js")], cwd=JS_DIR, env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]

@@ -46,3 +46,19 @@ def test_every_recorded_stack_is_a_chain_of_calls(seed: int) -> None:
             checked += 1
             assert chain_problem(source, lang.render_state(state, None)) is None, (source, state.frames)
     assert checked > 50
+
+
+def test_a_new_frame_name_is_judged_as_it_is_written() -> None:
+    """A name no startable function begins with is refused at once: writing `<|line_sep|>` in pieces after a refused
+    `<module>` frame was a dead end (no token allowed, the step staying where it was)."""
+    previous = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=7, source="h()")])
+    constraint = state_constraint(PROGRAM, previous, action=Action(kind=ActionKind.CONTINUE), breakpoints=[2, 5])
+    assert constraint.allows(HEAD + "<|call_sep|>")
+    assert constraint.allows(HEAD + "<|call_sep|>h")
+    assert not constraint.allows(HEAD + "<|call_sep|>g")
+    assert not constraint.allows(HEAD + "<|call_sep|><mod")
+    assert constraint.allows(HEAD + "<|call_sep|>h<|line_sep|>5{}<|call_sep|>g")
+    # a marker written in pieces is judged as the marker it becomes: no prefix is left without a way on
+    assert not constraint.allows(HEAD + "<|call_sep|><|line_sep")
+    assert not constraint.allows(HEAD + "<|call_sep|>h<|line_sep|>5{}<|call_sep|>h<|line_sep|>2{}<|call_sep|")
+    assert constraint.allows(HEAD + "<|call_sep|>h<|line_sep|>5{}<|call_sep|")

@@ -39,7 +39,7 @@ class Generation:
     token_ids: generated ids, without the stop token that ended it (see `stop_token`).
     text: those ids decoded (special tokens kept).
     logprobs: one natural-log probability per generated id, under the model's raw distribution.
-    finish_reason: "stop" (a stop token ended it), "length" (max_tokens reached) or "error".
+    finish_reason: "stop" (a stop token ended it), "length" (max_tokens reached), "deadline" (out of time) or "error".
     prompt_tokens: length of the prompt.
     prefilled: prompt tokens actually computed for this request (the rest came from a KV cache);
         None when the backend cannot tell (a remote server).
@@ -67,8 +67,12 @@ class Backend(Protocol):
         temperature: float,
         stop_ids: Sequence[int],
         constraint: Constraint | None = None,
+        deadline: float | None = None,
     ) -> Generation:
-        """Continue `prompt_ids` greedily (temperature 0) or by sampling until a stop id or `max_tokens`."""
+        """Continue `prompt_ids` greedily (temperature 0) or by sampling until a stop id or `max_tokens`.
+
+        deadline: a `time.monotonic()` time after which a backend that decodes token by token stops early
+        (finish_reason "deadline"); a remote or batched backend may finish the request (its `max_tokens` bounds it)."""
         ...
 
     def close(self) -> None:

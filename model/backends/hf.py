@@ -15,6 +15,7 @@ import hashlib
 import inspect
 import math
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from model.backends.whole_numbers import NumberChoice, best_number
 from model.value_chars import keeps_value_chars, value_chars_enabled
 
 _REJECTIONS_BEFORE_SCAN = 16
+MAX_BACKTRACKS = 4  # choices a constrained generation may take back out of dead ends before it gives up
 
 # A line number follows this token; greedy decoding picks the whole number at once (whole_numbers.py).
 NUMBER_AFTER = b"<|line_sep|>"
@@ -201,6 +203,7 @@ class HFBackend:
         temperature: float,
         stop_ids: Sequence[int],
         constraint: Constraint | None = None,
+        deadline: float | None = None,
     ) -> Generation:
         self._check_prompt(prompt_ids)
         max_tokens = max(0, min(max_tokens, self.max_model_len - len(prompt_ids)))
@@ -211,7 +214,7 @@ class HFBackend:
         if self.threads:
             self._torch.set_num_threads(self.threads)
         try:
-            return self._generate(prompt_ids, max_tokens, temperature, stops, constraint)
+            return self._generate(prompt_ids, max_tokens, temperature, stops, constraint, deadline)
         finally:
             if self.threads:
                 self._torch.set_num_threads(saved_threads)
@@ -229,35 +232,59 @@ class HFBackend:
         self._draws[key] = draw + 1
         self._generator.manual_seed(draw_seed(self.seed, prompt_ids, draw))
 
-    def _generate(self, prompt_ids: list[int], max_tokens: int, temperature: float, stops: set[int], constraint: Constraint | None) -> Generation:
+    def _generate(self, prompt_ids: list[int], max_tokens: int, temperature: float, stops: set[int], constraint: Constraint | None,
+                  deadline: float | None = None) -> Generation:  # fmt: skip
+        """The decoding loop. Under a constraint whose Python-side checks refuse every token at some point (a dead end the
+        regex alone does not see), the loop backs up: the last choice is taken back and banned there, up to
+        `MAX_BACKTRACKS` times, before it gives up ("error"). Past `deadline` (time.monotonic()) it stops ("deadline")."""
         with self._torch.inference_mode():
             logits, prefilled = self._prefill(prompt_ids)
+            base = len(prompt_ids)
             ids: list[int] = []
             logprobs: list[float] = []
             data = b""
             finish, stop_token = "length", None
             whole = temperature <= 0 and constraint is not None and self.whole_numbers
             number_next = whole and prompt_ids[-1] in self._number_after
+            # one entry per choice made: (index in ids where it starts, logits it was chosen from, ids banned there)
+            choices: list[tuple[int, Any, set[int]]] = []
+            banned: set[int] = set()
+            backtracks = 0
             while len(ids) < max_tokens:
-                if number_next:
+                if deadline is not None and time.monotonic() > deadline:
+                    finish = "deadline"
+                    break
+                if number_next and not banned:
                     number_next = False
                     choice = self._best_number(logits, constraint, data, max_tokens - len(ids))
                     if choice is not None:
                         digit_ids = [self._digit_ids[c] for c in choice.digits]
+                        choices.append((len(ids), logits, {digit_ids[0]}))
                         ids.extend(digit_ids)
                         logprobs.extend(choice.logprobs)
                         data += choice.digits.encode()
                         if len(ids) < max_tokens:
                             logits = self._forward(digit_ids)
                         continue
-                token = self._choose(logits, temperature, stops, constraint, data)
+                token = self._choose(logits, temperature, stops, constraint, data, banned)
                 if token is None:
-                    finish = "error"
-                    break
+                    if constraint is None or not choices or backtracks >= MAX_BACKTRACKS:
+                        finish = "error"
+                        break
+                    backtracks += 1  # a dead end: take the last choice back and ban it there
+                    at, logits, banned = choices.pop()
+                    banned = banned | {ids[at]}
+                    del ids[at:], logprobs[at:]
+                    data = b"".join(self._table[t] or b"" for t in ids)
+                    self._rewind(base + at)
+                    number_next = False
+                    continue
                 logprobs.append(float(self._torch.log_softmax(logits.float(), dim=-1)[token]))
                 if token in stops:
                     finish, stop_token = "stop", token
                     break
+                choices.append((len(ids), logits, banned))
+                banned = set()
                 ids.append(token)
                 data += self._table[token] or b""
                 if len(ids) < max_tokens:
@@ -383,9 +410,12 @@ class HFBackend:
             self._cache.crop(-extra)
             self._cached_ids = self._cached_ids[:length]
 
-    def _choose(self, logits: Any, temperature: float, stops: set[int], constraint: Constraint | None, data: bytes) -> int | None:
+    def _choose(self, logits: Any, temperature: float, stops: set[int], constraint: Constraint | None, data: bytes,
+                banned: set[int] | None = None) -> int | None:  # fmt: skip
         torch = self._torch
         logits = logits.masked_fill(self._invalid, -math.inf)
+        if banned:
+            logits[list(banned)] = -math.inf
         if temperature <= 0:
             return self._first_valid(torch.argsort(logits, descending=True), logits, stops, constraint, data)
         probs = torch.softmax(logits / temperature, dim=-1).cpu()

@@ -54,6 +54,7 @@ class VLLMEngineBackend:
         temperature: float,
         stop_ids: Sequence[int],
         constraint: Constraint | None = None,
+        deadline: float | None = None,  # not enforced inside one request: `max_tokens` bounds it (base.Backend)
     ) -> Generation:
         if not prompt_ids:
             raise BackendError("empty prompt")

@@ -75,6 +75,7 @@ class VLLMServerBackend:
         temperature: float,
         stop_ids: Sequence[int],
         constraint: Constraint | None = None,
+        deadline: float | None = None,  # not enforced inside one request: `max_tokens` bounds it (base.Backend)
     ) -> Generation:
         if not prompt_ids:
             raise BackendError("empty prompt")

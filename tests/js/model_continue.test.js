@@ -1,0 +1,64 @@
+// The shipped model (transformers backend) under Microsoft's DebugClient: Continue from the entry stop to a
+// breakpoint inside a called function arrives there (Continue runs as predicted fine steps until one arrives).
+//
+// Run: node --test tests/js/model_continue.test.js  (pytest runs it: tests/test_adapter_debugclient.py)
+// Environment: NEURAL_DEBUGGER_CMD (the adapter executable), NEURAL_MODEL (default: the shipped checkpoints/default).
+'use strict';
+
+const assert = require('node:assert');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { test } = require('node:test');
+const { DebugClient } = require('@vscode/debugadapter-testsupport');
+
+const REPO = path.resolve(__dirname, '..', '..');
+const COMMAND = process.env.NEURAL_DEBUGGER_CMD || path.join(REPO, '.venv', 'bin', 'neural-debugger');
+const TIMEOUT = Number(process.env.NEURAL_TIMEOUT_MS || 240000);
+
+const PROGRAM_TEXT = [
+  'def check(v):', //             1
+  '    if v < 0:', //             2
+  '        raise ValueError("neg")', // 3
+  '    return v * 2', //          4
+  '', //                          5
+  'def run(items):', //           6
+  '    out = []', //              7
+  '    for it in items:', //      8
+  '        out.append(check(it))', // 9
+  '    return out', //            10
+  '', //                          11
+  'res = run([1, 2])', //         12
+  'print(res)', //                13
+  '',
+].join('\n');
+
+test('continue from the entry arrives at a breakpoint inside a called function', { timeout: TIMEOUT + 60000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neural-dc-model-'));
+  const program = path.join(dir, 'prog.py');
+  fs.writeFileSync(program, PROGRAM_TEXT);
+  const dc = new DebugClient(COMMAND, 'dap', 'neural', { cwd: REPO }, !!process.env.NEURAL_STDERR);
+  dc.defaultTimeout = TIMEOUT;
+  await dc.start();
+  try {
+    // a generous step budget: this checks where Continue arrives, not how fast (bench/bench_session.py times it)
+    const args = { program, backend: 'transformers', stopOnEntry: true, stepSeconds: 120 };
+    if (process.env.NEURAL_MODEL) args.model = process.env.NEURAL_MODEL;
+    await Promise.all([
+      dc.waitForEvent('initialized').then(async () => {
+        await dc.setBreakpointsRequest({ source: { path: program }, breakpoints: [{ line: 4 }] });
+        await dc.configurationDoneRequest();
+      }),
+      dc.launch(args),
+      dc.assertStoppedLocation('entry', { line: 1 }),
+    ]);
+    const stopped = dc.waitForEvent('stopped');
+    await dc.continueRequest({ threadId: 1 });
+    const event = await stopped;
+    assert.equal(event.body.reason, 'breakpoint', JSON.stringify(event.body));
+    const stack = await dc.stackTraceRequest({ threadId: 1 });
+    assert.deepEqual(stack.body.stackFrames.map((f) => [f.name, f.line]), [['check', 4], ['run', 9], ['<module>', 12]]);
+  } finally {
+    await dc.stop();
+  }
+});

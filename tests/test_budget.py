@@ -1,0 +1,96 @@
+"""A step's budget (model.budget) on a tiny real model: tokens and time bound a step, what was cut is said, dead ends back up."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from model import language as lang
+from model.backends.hf import HFBackend
+from model.budget import StepBudget
+from model.session import NeuralDebugger
+from protocol.debugger import Action, ActionKind
+
+PROGRAM = """\
+def add(a, b):
+    c = a + b
+    return c
+
+x = add(1, 2)
+y = [x, x * 2]
+print(y)
+"""
+
+
+def make(checkpoint: Path, **options: object) -> NeuralDebugger:
+    return NeuralDebugger.from_checkpoint(checkpoint, PROGRAM, "prog.py", **options)
+
+
+def well_formed(state) -> bool:  # noqa: ANN001
+    lines = lang.program_info(PROGRAM).lines
+    return all(frame.line in lines for frame in state.frames)
+
+
+def test_the_token_budget_bounds_every_attempt_and_candidate(tiny_checkpoint: Path) -> None:
+    # an untrained model wanders to its token limit: unbounded, a coarse step draws 4 answers with retries of twice the tokens
+    session = make(tiny_checkpoint, max_state_tokens=48, coarse_candidates=4, budget=StepBudget(seconds=None, tokens=40))
+    session.start()
+    spent: list[int] = []
+    generate = session.backend.generate
+
+    def counted(*args, **kwargs):  # noqa: ANN002, ANN003
+        gen = generate(*args, **kwargs)
+        spent.append(len(gen.token_ids))
+        return gen
+
+    session.backend.generate = counted  # type: ignore[method-assign]
+    state = session.step(Action(kind=ActionKind.CONTINUE))
+    assert sum(spent) <= 40
+    assert well_formed(state)
+    assert session.remark is not None and "step budget (40 tokens) ran out" in session.remark
+    assert session.remark is not None and "answer(s) drawn of 4" in session.remark or len(spent) == 1
+
+
+def test_the_time_budget_cuts_a_generation_and_says_so(tiny_checkpoint: Path) -> None:
+    session = make(tiny_checkpoint, max_state_tokens=64, budget=StepBudget(seconds=1e-6, tokens=None))
+    session.start()
+    state = session.step(Action(kind=ActionKind.STEP_INTO))
+    assert well_formed(state)
+    assert session.remark is not None and "ran out" in session.remark
+    if not session.moved:  # nothing well formed could be closed: the stop says it did not move
+        assert session.note is not None and "did not move" in session.note
+    # without a budget (evaluation) nothing is cut
+    unbounded = make(tiny_checkpoint, max_state_tokens=16)
+    unbounded.start()
+    unbounded.step(Action(kind=ActionKind.STEP_INTO))
+    assert unbounded.remark is None
+
+
+class _Only:
+    """A constraint over a few texts: `prefixes` may be written, `complete` ends a generation."""
+
+    regex = ".*"
+
+    def __init__(self, prefixes: set[str], complete: set[str]) -> None:
+        self.prefixes, self.done = prefixes, complete
+
+    def allows(self, text: str) -> bool:
+        return text in self.prefixes or text in self.done or any(d.startswith(text) for d in self.done)
+
+    def complete(self, text: str) -> bool:
+        return text in self.done
+
+
+def test_a_dead_end_of_the_python_checks_is_backed_out_of(tiny_checkpoint: Path) -> None:
+    backend = HFBackend(tiny_checkpoint)
+    tok = backend.tokenizer
+    prompt = tok.encode("x = 1\n")
+    stop = tok.convert_tokens_to_ids(lang.STOP_TOKEN)
+    letters = [chr(c) for c in range(ord("a"), ord("z") + 1) if len(tok.encode(chr(c))) == 1]
+    # the model's favourite letter after "a", then a constraint where it is a dead end (allowed, but nothing after it is)
+    probe = backend.generate(prompt, max_tokens=2, temperature=0.0, stop_ids=[stop],
+                             constraint=_Only({"a"}, {"a" + x for x in letters}))
+    favourite = probe.text[1:]
+    assert favourite in letters
+    way_out = {"a" + x for x in letters if x != favourite}
+    gen = backend.generate(prompt, max_tokens=4, temperature=0.0, stop_ids=[stop],
+                           constraint=_Only({"a", "a" + favourite}, way_out))
+    assert gen.finish_reason == "stop" and gen.text in way_out
