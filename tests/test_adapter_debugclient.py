@@ -46,6 +46,10 @@ def test_debugclient_scenarios():
     assert "# pass 4" in summary and "# fail 0" in summary, summary
 
 
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="issue #34 open: the shipped model's fine steps step over check() on line 9 and the "
+                   "predicted run ends (terminated); the one-jump form does not end within its tokens. Strict: it fails "
+                   "the suite once the model arrives, so the mark must then go")
 def test_debugclient_continue_arrives_with_the_shipped_model():
     """Continue from the entry to a breakpoint inside a called function, over the shipped model (tests/js/model_continue.test.js)."""
     from model.paths import DEFAULT_CHECKPOINT
