@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from model.confidence import Calibration, FieldMap
+from model.decode.confidence import Calibration, FieldMap
 from model.paths import DEFAULT_CHECKPOINT
 from tests.dap_client import DapTestClient, TcpAdapter
 from tests.test_dap_schema import assert_valid, definition_for

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model import language as lang
+from model.prompt import language as lang
 from model.backends.base import Generation
 from model.backends.hf import HFBackend
-from model.confidence import (
+from model.decode.confidence import (
     CALIBRATION_FILE, Calibration, FieldMap, expected_calibration_error, fit_field, fit_isotonic, fit_temperature,
     layout, raw_scores, token_ends,
 )

@@ -1,4 +1,4 @@
-"""Companion models (model.ensemble): more checkpoints draw and score a call's arguments beside the session's model."""
+"""Companion models (model.backends.ensemble): more checkpoints draw and score a call's arguments beside the session's model."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from model.backends.hf import HFBackend
-from model.ensemble import ENSEMBLE_FILE, Companions, EnsembleError, companion_folders, load_companions, named_companions, same_vocabulary
+from model.backends.ensemble import ENSEMBLE_FILE, Companions, EnsembleError, companion_folders, load_companions, named_companions, same_vocabulary
 from model.session import NeuralDebugger
 from model.session_api import SessionError
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason

@@ -126,7 +126,7 @@ def test_kept_candidates_are_the_sessions_ranked_answers_each_checked(tiny_check
             assert answer["likelihood"] <= 0 and answer["violations"] >= 0
         if record["prediction"] is not None:
             assert record["prediction"] in [c["prediction"] for c in kept]
-        from model.rerank import EVIDENCE_WEIGHT
+        from model.decode.rerank import EVIDENCE_WEIGHT
         from train.rank_study import rerank
 
         assert rerank([record], EVIDENCE_WEIGHT).passed == record["passed"]  # ranked again offline: the run's own choice
@@ -136,7 +136,7 @@ def test_kept_candidates_are_the_sessions_ranked_answers_each_checked(tiny_check
 
 
 def test_kept_output_candidates_are_the_return_values_of_the_last_ranked_step() -> None:
-    from model.rerank import Candidate
+    from model.decode.rerank import Candidate
     from protocol.debugger import Frame, ReturnValue, State, StopReason
 
     posed = cx.pose(PROBLEM, "output")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from model import language
+from model.prompt import language
 from protocol.debugger import Action, ActionKind
 from train import data
 from train.loop import TrainConfig, train
