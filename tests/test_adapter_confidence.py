@@ -95,6 +95,7 @@ def _launch(c: Checked, program: Path, **config: Any) -> dict:
     return c.event("stopped")
 
 
+@pytest.mark.slow
 def test_tiny_model_confidence_and_no_dead_end_at_a_predicted_exit(adapter, tmp_path: Path, tiny_checkpoint: Path) -> None:
     program = tmp_path / "p.py"
     program.write_text(PROGRAM)

@@ -259,6 +259,7 @@ def test_from_checkpoint_loads_the_calibration_file(tiny_checkpoint: Path, tmp_p
     assert session.calibration.location(0.9) == 0.25
 
 
+@pytest.mark.slow
 def test_eval_calibration_command(tiny_checkpoint: Path, tmp_path: Path) -> None:
     """`eval calibration` on held-out synth trajectories: summary per field, diagram, records, calibration.json."""
     import subprocess

@@ -138,6 +138,7 @@ def _cruxeval(tmp_path: Path, model: Path, name: str, *extra: str) -> subprocess
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parent.parent)
 
 
+@pytest.mark.slow
 def test_eval_takes_the_checkpoints_companions_unless_told(tmp_path: Path, tiny_checkpoint: Path, companion_checkpoint: Path) -> None:
     """eval cruxeval: ensemble.json's companions by default, --solo none, --companion those given; the summary says which; a bad one is a clear error."""
     main = tmp_path / "main"

@@ -87,7 +87,8 @@ def real_problems() -> list[cx.Problem]:
     return [p for p in problems if p.id in picked]
 
 
-@pytest.mark.parametrize(("mode", "via"), [("output", "step_return"), ("output", "breakpoint"), ("output", "fine"), ("input", "step_return")])
+@pytest.mark.parametrize(("mode", "via"), [("output", "step_return"), pytest.param("output", "breakpoint", marks=pytest.mark.slow),
+                                           pytest.param("output", "fine", marks=pytest.mark.slow), ("input", "step_return")])
 def test_oracle_passes_real_problems(real_problems: list[cx.Problem], mode: str, via: str) -> None:
     sessions = ModelSessions(None, "oracle", vllm_url=None, max_state_tokens=64, constrained=True, threads=1)
     records = [cx.evaluate_problem(p, mode, via, sessions, oracle=True) for p in real_problems]  # type: ignore[arg-type]

@@ -124,6 +124,7 @@ def _stop(*frames: tuple[str, int], reason: StopReason = StopReason.STEP) -> Sta
     return State(reason=reason, frames=[Frame(name=n, line=line) for n, line in frames])
 
 
+@pytest.mark.slow  # the slowest test of the default run (a few recorded scripts per example)
 def test_every_recorded_stop_of_the_examples_and_a_tricky_program_is_in_the_set() -> None:
     """The superset property on real traces: examples/, tests/programs/ and a program with every construct."""
     cov = Coverage()

@@ -23,6 +23,7 @@ import pytest
 from tests.dap_client import DapTestClient
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment: make test-all
 PROGRAM = "def double(n):\n    return n * 2\n\nx = 3\ny = double(x)\nprint(y)\n"
 
 
