@@ -30,7 +30,6 @@ def _micro_args(tmp_path: Path, tokenizer: Path) -> list[str]:
             "--no-progress"]  # fmt: skip
 
 
-@pytest.mark.slow
 def test_ablate_two_levers_end_to_end(tmp_path, tiny_checkpoint):
     notes = tmp_path / "notes.md"
     notes.write_text("# Notes\n\nkept text\n")
@@ -113,7 +112,6 @@ def test_table_and_notes_markers(tmp_path):
     assert text.count(ab.START) == 1 and "second" in text and "first" not in text
 
 
-@pytest.mark.slow
 def test_value_chars_lever_packs_the_same_trajectories_its_own_way_and_trains(tmp_path):
     """A packing lever: the fixed trajectories packed with --value-chars into a folder of their own (cached), and
     the lever's model carries the flag (model.prompt.value_chars)."""
