@@ -210,7 +210,7 @@ class NeuralDebugger:
                 from model.backends.hf import HFBackend
 
                 model: Backend = HFBackend(folder, device=device, seed=seed)
-                tokenizer = model.prompt.tokenizer  # type: ignore[attr-defined]
+                tokenizer = model.tokenizer  # type: ignore[attr-defined]
                 if companions is None:  # those ensemble.json names: one that cannot be used is a notice, not an error
                     loaded = named_companions(folder, tokenizer, device=device, seed=seed)
                 else:
