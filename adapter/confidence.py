@@ -1,6 +1,6 @@
 """How sure the model is, shown where the user looks: stopped events, the Variables view, hovers.
 
-The session (`model.session.NeuralDebugger`) gives calibrated probabilities (`model.confidence`);
+The session (`model.session.NeuralDebugger`) gives calibrated probabilities (`model.decode.confidence`);
 an oracle session, which runs the program, is certain. This module reads them without depending on
 the session class (a missing method means "certain") and turns them into DAP fields:
 

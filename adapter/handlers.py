@@ -261,7 +261,7 @@ class DapHandler:
     def _warn_outside(self, run: _Run) -> None:
         """One Debug Console warning naming what the program reads from outside itself (adapter.outside_inputs)."""
         from adapter.outside_inputs import describe, find_outside
-        from model.user_modules import collect_user_modules
+        from model.static.user_modules import collect_user_modules
 
         found = find_outside(run.program.source)
         modules = collect_user_modules(run.program.source, run.program.path)

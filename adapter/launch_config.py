@@ -43,9 +43,9 @@ class LaunchConfig(NeuralLaunchArguments):
     vllm_timeout: float | None = Field(default=None, gt=0, le=600)
     # show the program's (predicted) exit as one more stop, reason "exit", so Step Back works from it
     stop_at_exit: bool = False
-    # answers drawn per stop, the model's most likely kept (model.rerank): for a call's first stop predicted
+    # answers drawn per stop, the model's most likely kept (model.decode.rerank): for a call's first stop predicted
     # backwards (its arguments, inv_step_call), for the stop after Step Out / Continue / a breakpoint (coarse;
-    # both default to model.rerank's) and for every other stop (default 1: greedy)
+    # both default to model.decode.rerank's) and for every other stop (default 1: greedy)
     candidates: int = Field(default=1, ge=1, le=32)
     call_candidates: int | None = Field(default=None, ge=1, le=32)
     coarse_candidates: int | None = Field(default=None, ge=1, le=32)

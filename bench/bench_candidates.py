@@ -1,4 +1,4 @@
-"""Latency of drawing several answers per stop (`model.rerank`), as ratios against one answer, in one run.
+"""Latency of drawing several answers per stop (`model.decode.rerank`), as ratios against one answer, in one run.
 
     .venv/bin/python bench/bench_candidates.py [--checkpoint DIR] [--problems N] [--counts 1,2,4,8] [--ensemble]
 
@@ -7,7 +7,7 @@ for each candidate count K: ``inv_step_call`` from the stop just after ``f`` ret
 posing, the "which arguments?" step back) and ``step_return`` from ``f``'s first stop (the state
 given, CruxEval-O's last step). Prints p50/p90 in ms per K and the ratio of p50s against K = 1.
 --ensemble: each K again with the companion models the checkpoint's ensemble.json names
-(`model.ensemble`: they draw K answers more after inv_step_call and score every answer).
+(`model.backends.ensemble`: they draw K answers more after inv_step_call and score every answer).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def time_stops(checkpoint: Path, problems: list, count: int, companions: list[Path]) -> dict[str, list[float]]:
     from model.backends.hf import HFBackend
-    from model.ensemble import load_companions
+    from model.backends.ensemble import load_companions
     from model.oracle import OracleDebugger
     from model.session import NeuralDebugger
     from train import cruxeval as cx
@@ -67,7 +67,7 @@ def time_stops(checkpoint: Path, problems: list, count: int, companions: list[Pa
 
 
 def main() -> None:
-    from model.ensemble import companion_folders
+    from model.backends.ensemble import companion_folders
     from model.paths import resolve_checkpoint
     from train import cruxeval as cx
 

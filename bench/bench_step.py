@@ -65,7 +65,7 @@ def teacher_forced_run(checkpoint: Path, program: Path, steps: int, source: str 
     model to share between runs (its cache is reset first), else the checkpoint is loaded here.
     `start_line`: start at the first stop on that line (a breakpoint) instead of the entry.
     """
-    from model import language as lang
+    from model.prompt import language as lang
     from model.oracle import OracleDebugger
     from model.session import NeuralDebugger
 

@@ -1,15 +1,15 @@
-"""Does static control flow (`model.flow`) contain every real next stop? And how small is the set?
+"""Does static control flow (`model.static.flow`) contain every real next stop? And how small is the set?
 
 Records programs with tracegen's fast recorder (which reproduces debugpy's stops), walks seeded
 action scripts (the training policies, `tracegen.sampling.sample_forward`, plus one all-stepIn and
 one all-next script per program) and checks, for every forward step, that the recorded stop lies in
-`model.flow.next_locations(...)` (the superset property). Reports the miss rate and, for `step`
+`model.static.flow.next_locations(...)` (the superset property). Reports the miss rate and, for `step`
 stops, the mean number of lines the top frame may stop on next to the program's executable lines.
-Also checks every recorded first stop of a new call against `model.entry_locals` (its locals are
+Also checks every recorded first stop of a new call against `model.static.entry_locals` (its locals are
 the function's parameters and free variables, in debugpy's order), every recorded return value
-against `model.return_kinds`, and every recorded ``inv_step_call`` answer whose arguments
-`model.param_kinds` narrows against that grammar, every recorded frame's names against
-`model.frame_names`, and every recorded stack against `model.call_chain`.
+against `model.static.return_kinds`, and every recorded ``inv_step_call`` answer whose arguments
+`model.static.param_kinds` narrows against that grammar, every recorded frame's names against
+`model.static.frame_names`, and every recorded stack against `model.static.call_chain`.
 
     .venv/bin/python -m bench.flow_coverage --synth 500 --seed 0 [--examples examples tests/programs] [--show 10]
 """
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model.flow import FlowUnavailable, shape_allows, next_locations, program_flow
+from model.static.flow import FlowUnavailable, shape_allows, next_locations, program_flow
 from protocol.debugger import Action, ActionKind, State, StopReason
 
 
@@ -39,20 +39,20 @@ class Coverage:
     constrained_steps: int = 0  # step stops with a finite allowed set
     executable_lines: int = 0  # sum over the same stops of the program's executable lines
     unconstrained_steps: int = 0
-    entry_stops: int = 0  # first stops of a new call that `model.entry_locals` has a spec for
+    entry_stops: int = 0  # first stops of a new call that `model.static.entry_locals` has a spec for
     entry_misses: list[dict] = field(default_factory=list)
-    returns: int = 0  # recorded return values of functions `model.return_kinds` types
+    returns: int = 0  # recorded return values of functions `model.static.return_kinds` types
     return_misses: list[dict] = field(default_factory=list)
-    typed_calls: int = 0  # inv_step_call answers whose arguments `model.param_kinds` narrows
-    named_frames: int = 0  # recorded frames whose visible names `model.frame_names` knows
-    stacks: int = 0  # recorded stacks of two or more frames (`model.call_chain`)
+    typed_calls: int = 0  # inv_step_call answers whose arguments `model.static.param_kinds` narrows
+    named_frames: int = 0  # recorded frames whose visible names `model.static.frame_names` knows
+    stacks: int = 0  # recorded stacks of two or more frames (`model.static.call_chain`)
     chain_misses: list[dict] = field(default_factory=list)
     name_misses: list[dict] = field(default_factory=list)
     typed_call_misses: list[dict] = field(default_factory=list)
     grammar_states: int = 0  # recorded forward states checked against the whole decoding constraint
     grammar_misses: list[dict] = field(default_factory=list)
-    entries_known: int = 0  # first stops of a call whose parameters `model.call_args` knows (some or all)
-    kept_values: int = 0  # values `model.line_effects` says a step keeps
+    entries_known: int = 0  # first stops of a call whose parameters `model.static.call_args` knows (some or all)
+    kept_values: int = 0  # values `model.static.line_effects` says a step keeps
     required_returns: int = 0  # step stops that must show a return value (`FlowSet.returned`); misses count as misses
 
     @property
@@ -139,10 +139,10 @@ def check_program(source: str, rng: random.Random, cov: Coverage, *, per_program
 def _check_grammar(source: str, previous: State, action: Action, breakpoints: list[int], state: State, cov: Coverage,
                    name: str) -> None:  # fmt: skip
     """The recorded state, rendered as the model writes it, must be a text the session's decoding constraint allows."""
-    from model import language as lang
-    from model.call_args import entry_values
-    from model.constraints import state_constraint
-    from model.line_effects import kept_locals
+    from model.prompt import language as lang
+    from model.static.call_args import entry_values
+    from model.decode.constraints import state_constraint
+    from model.static.line_effects import kept_locals
 
     before, after = lang.canonical_state(previous, source), lang.canonical_state(state, source)
     constraint = state_constraint(source, before, action=action, breakpoints=breakpoints, reprs=True)
@@ -157,9 +157,9 @@ def _check_grammar(source: str, previous: State, action: Action, breakpoints: li
 
 
 def _check_entry(source: str, previous: State, state: State, cov: Coverage, name: str) -> None:
-    """A new call's first stop shows what `model.entry_locals` says (parameters, free variables)."""
-    from model.entry_locals import entry_locals
-    from model.language import _continues
+    """A new call's first stop shows what `model.static.entry_locals` says (parameters, free variables)."""
+    from model.static.entry_locals import entry_locals
+    from model.prompt.language import _continues
 
     if state.finished or not state.frames:
         return
@@ -174,9 +174,9 @@ def _check_entry(source: str, previous: State, state: State, cov: Coverage, name
 
 
 def _check_return(source: str, state: State, cov: Coverage, name: str) -> None:
-    """A recorded return value has a kind `model.return_kinds` allows for its function."""
-    from model.return_kinds import return_kinds
-    from model.value_kinds import repr_fits
+    """A recorded return value has a kind `model.static.return_kinds` allows for its function."""
+    from model.static.return_kinds import return_kinds
+    from model.static.value_kinds import repr_fits
 
     if state.return_value is None or any(f.file is not None for f in state.frames):
         return
@@ -190,8 +190,8 @@ def _check_return(source: str, state: State, cov: Coverage, name: str) -> None:
 
 
 def _check_names(source: str, state: State, cov: Coverage, name: str) -> None:
-    """Every frame of the program shows only names `model.frame_names` says are visible on its line."""
-    from model.frame_names import frame_names
+    """Every frame of the program shows only names `model.static.frame_names` says are visible on its line."""
+    from model.static.frame_names import frame_names
 
     names = frame_names(source)
     for frame in state.frames:
@@ -204,9 +204,9 @@ def _check_names(source: str, state: State, cov: Coverage, name: str) -> None:
 
 
 def _check_chain(source: str, state: State, cov: Coverage, name: str) -> None:
-    """A recorded stack is a chain of calls (`model.call_chain`)."""
-    from model import language as lang
-    from model.call_chain import chain_problem
+    """A recorded stack is a chain of calls (`model.static.call_chain`)."""
+    from model.prompt import language as lang
+    from model.static.call_chain import chain_problem
 
     if state.finished or len(state.frames) < 2:
         return
@@ -217,11 +217,11 @@ def _check_chain(source: str, state: State, cov: Coverage, name: str) -> None:
 
 
 def _check_inverse_calls(source: str, trace, cov: Coverage, name: str) -> None:  # noqa: ANN001
-    """Every recorded inv_step_call answer whose arguments `model.param_kinds` narrows fits the grammar."""
+    """Every recorded inv_step_call answer whose arguments `model.static.param_kinds` narrows fits the grammar."""
     import regex
 
-    from model import language as lang
-    from model.entry_locals import inverse_call_regex
+    from model.prompt import language as lang
+    from model.static.entry_locals import inverse_call_regex
     from tracegen.trees import InverseChain
 
     chain = InverseChain(trace, max_states=400)

@@ -15,8 +15,8 @@ import random
 import statistics
 from pathlib import Path
 
-from model import language as L
-from model import tokenizer as T
+from model.prompt import language as L
+from model.prompt import tokenizer as T
 from protocol.debugger import Trajectory
 
 

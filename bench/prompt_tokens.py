@@ -58,7 +58,7 @@ def measure(backend, program: str, steps: int) -> dict:  # noqa: ANN001 - an HFB
         except SessionError:
             errors += 1
         session.append(action, state)
-    full_header = len(session._encode(__import__("model.language", fromlist=["x"]).render_header(program, [])))
+    full_header = len(session._encode(__import__("model.prompt.language", fromlist=["x"]).render_header(program, [])))
     return {"prompts": prompts, "errors": errors, "steps": len(states) - 1, "full_header": full_header}
 
 

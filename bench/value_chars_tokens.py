@@ -1,4 +1,4 @@
-"""The token cost of value chars (model/value_chars.py): the same trajectories packed with and without it.
+"""The token cost of value chars (model/prompt/value_chars.py): the same trajectories packed with and without it.
 
 Renders every trajectory under a folder of shards into training windows (`train.data.trajectory_documents`,
 the packer's code, at `--seq-len`) with a tokenizer (default the shipped model's, read only) with and
@@ -23,7 +23,7 @@ def percentile(values: list[int], q: float) -> float:
 
 def measure(trajectories: list[Any], tokenizer: Any, seq_len: int) -> dict[str, Any]:
     """Token statistics of the windows of `trajectories` (the tokenizer's value-chars flag decides the encoding)."""
-    from model import value_chars as V
+    from model.prompt import value_chars as V
     from train.data import SegmentEncoder, trajectory_documents
 
     encoder = SegmentEncoder(tokenizer)
@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--tokenizer", type=Path, default=Path("checkpoints/default"), help="a tokenizer folder (read only)")
     parser.add_argument("--seq-len", type=int, default=1024)
     args = parser.parse_args()
-    from model.value_chars import mark_value_chars
+    from model.prompt.value_chars import mark_value_chars
     from train.data import read_trajectories, shard_paths
     from train.modeling import load_hf_tokenizer
 

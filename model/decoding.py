@@ -1,23 +1,23 @@
 """Which decode-time rules a session applies: the model alone (`Decoding.PLAIN`) or the full decoding (`Decoding.FULL`).
 
 Every predicted stop is decoded under a grammar. *Plain* keeps what any reader of the language and
-the source agrees on: the state is well formed (`model.language.state_regex`, `model.repr_check`)
-and its stack is one static control flow allows (`model.flow`, `model.call_chain`; for
-``inv_step_call`` the first line of the called function, `model.entry_locals`), with the greedy
+the source agrees on: the state is well formed (`model.prompt.language.state_regex`, `model.decode.repr_check`)
+and its stack is one static control flow allows (`model.static.flow`, `model.static.call_chain`; for
+``inv_step_call`` the first line of the called function, `model.static.entry_locals`), with the greedy
 answer alone. *Full* adds the rules whose weight or reach was chosen by measuring:
 
-- ``frame_names``: a frame's locals' keys are the names visible on its line (`model.frame_names`),
-  and ``inv_step_call``'s keys the function's entry locals (`model.entry_locals`);
+- ``frame_names``: a frame's locals' keys are the names visible on its line (`model.static.frame_names`),
+  and ``inv_step_call``'s keys the function's entry locals (`model.static.entry_locals`);
 - ``value_kinds``: a return value and a call's arguments begin as the kinds the source allows
-  (`model.return_kinds`, `model.param_kinds`);
-- ``known_entries``: a called frame's parameters fixed where the call passes literals (`model.call_args`);
-- ``line_effects``: a step's delta lists only the names the line may change (`model.line_effects`);
+  (`model.static.return_kinds`, `model.static.param_kinds`);
+- ``known_entries``: a called frame's parameters fixed where the call passes literals (`model.static.call_args`);
+- ``line_effects``: a step's delta lists only the names the line may change (`model.static.line_effects`);
 - ``ranking``: several answers drawn after inv_step_call and the coarse actions, the most likely kept,
-  with the argument evidence and the stale penalty (`model.rerank`, `model.arg_evidence`);
-- ``ensemble``: companion models draw and score a call's arguments (`model.ensemble`).
+  with the argument evidence and the stale penalty (`model.decode.rerank`, `model.decode.arg_evidence`);
+- ``ensemble``: companion models draw and score a call's arguments (`model.backends.ensemble`).
 
 `rules_for(decoding)` gives the switches; a session takes them as one option (`NeuralDebugger(decoding=...)`)
-and passes them down to `model.constraints.state_constraint`. Plain is what the weights know on their
+and passes them down to `model.decode.constraints.state_constraint`. Plain is what the weights know on their
 own; the evaluations report both (docs/evaluation.md).
 """
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The session never executes the user's program: it compiles it only to know its lines (Python's
 `compile` runs nothing), renders the session in the neural-debugger language
-(`model.language`), asks a `Backend` for the next state under a `StateConstraint`, and parses the
+(`model.prompt.language`), asks a `Backend` for the next state under a `StateConstraint`, and parses the
 answer back into a `protocol.State`.
 
 Context handling: each state in the history keeps the token ids it stands for in the prompt
@@ -21,21 +21,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model import language as lang
+from model.prompt import language as lang
 from model.backends.base import Backend, BackendError, Generation, Scorer
 from model.budget import Spending, StepBudget
-from model.confidence import Calibration, RawScores, json_string_end, raw_scores
-from model.constraints import close_text, state_constraint
-from model.cut_values import runaway
+from model.decode.confidence import Calibration, RawScores, json_string_end, raw_scores
+from model.decode.constraints import close_text, state_constraint
+from model.decode.cut_values import runaway
 from model.decoding import Decoding, rules_for
-from model.ensemble import load_companions, named_companions
-from model.listing import STATE_RESERVE, Listing
-from model.arg_evidence import uses_at, violations
-from model.rerank import (CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, SAMPLE_TEMPERATURE, STALE_PENALTY, Candidate,
+from model.backends.ensemble import load_companions, named_companions
+from model.prompt.listing import STATE_RESERVE, Listing
+from model.decode.arg_evidence import uses_at, violations
+from model.decode.rerank import (CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, SAMPLE_TEMPERATURE, STALE_PENALTY, Candidate,
                           best_candidate, is_stale)  # fmt: skip
 from model.session_api import SessionError
-from model.user_modules import collect_user_modules
-from model.value_chars import encode_text, value_chars_enabled
+from model.static.user_modules import collect_user_modules
+from model.prompt.value_chars import encode_text, value_chars_enabled
 from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
 
 MIN_ALTERNATIVE = 0.005  # alternatives less likely than this are not offered
@@ -144,14 +144,14 @@ class NeuralDebugger:
         self.flow_constraint = flow_constraint  # narrow each stop to static control flow (model.flow)
         self.repr_check = repr_check  # never write an impossible repr (model.repr_check; transformers backend)
         self.backend = backend
-        # answers drawn per predicted stop, the most likely kept (model.rerank); 1 is the greedy answer alone
+        # answers drawn per predicted stop, the most likely kept (model.decode.rerank); 1 is the greedy answer alone
         self.candidates = max(1, int(candidates))  # after any other action (step_into, step_over, the other inverse ones)
         self.call_candidates = max(1, int(call_candidates))  # after inv_step_call (a call's first stop: its arguments)
         self.coarse_candidates = max(1, int(coarse_candidates))  # after step_return, continue, a run to a breakpoint
-        self.check_weight = float(check_weight)  # weight of a backward check where one exists (model.rerank)
-        self.evidence_weight = float(evidence_weight)  # taken off per argument use an answer contradicts (model.arg_evidence)
-        self.stale_penalty = float(stale_penalty)  # taken off a coarse action's answer that loops back changing nothing (model.rerank)
-        # other models (same tokenizer) that also draw answers after `ensemble_kinds`, every answer scored by the mean under all (model.ensemble)
+        self.check_weight = float(check_weight)  # weight of a backward check where one exists (model.decode.rerank)
+        self.evidence_weight = float(evidence_weight)  # taken off per argument use an answer contradicts (model.decode.arg_evidence)
+        self.stale_penalty = float(stale_penalty)  # taken off a coarse action's answer that loops back changing nothing (model.decode.rerank)
+        # other models (same tokenizer) that also draw answers after `ensemble_kinds`, every answer scored by the mean under all (model.backends.ensemble)
         self.companions: list[Backend] = list(companions)
         self.ensemble_kinds = frozenset(ensemble_kinds)
         self.notices: list[str] = []  # lines for the user about how the session was set up (e.g. a companion left out)
@@ -171,13 +171,13 @@ class NeuralDebugger:
         self.retry_temperature = retry_temperature
         self.max_model_len = int(max_model_len or getattr(backend, "max_model_len", None) or 2048)
         self.stop_id = self._special_id(lang.STOP_TOKEN)
-        self._value_chars = value_chars_enabled(tokenizer)  # string contents one token per character (model.value_chars)
+        self._value_chars = value_chars_enabled(tokenizer)  # string contents one token per character (model.prompt.value_chars)
         self._lines = executable_lines(program)
         self._breakpoints: list[int] = sorted(set(int(b) for b in breakpoints) & self._lines)
         self._records: list[StateRecord] = []  # [initial, then one per step]
         self._actions: list[Action] = []  # the action before records[i + 1]
         self._window = 0  # index of the record the prompt starts from
-        self._listing: Listing | None = None  # the window's source listing (model.listing); None: choose at the next prompt
+        self._listing: Listing | None = None  # the window's source listing (model.prompt.listing); None: choose at the next prompt
         self.modules: dict[str, str] = {}  # other user files the listing may show (path -> source)
         self.modules.update(collect_user_modules(program, path).sources if path else {})  # relative path -> source
         self._file_breakpoints: dict[str, list[int]] = {}  # other user file (relative path) -> lines
@@ -210,7 +210,7 @@ class NeuralDebugger:
         backend: "transformers" (in-process, CPU or CUDA), "vllm" (a `vllm serve` at `vllm_url`)
         or "vllm-engine" (vLLM in this process). timeout: seconds each request to the vLLM server may
         take before the step fails (backend "vllm" only). companions: checkpoint folders that draw and
-        score a call's arguments too (`model.ensemble`; a folder that cannot be used is an error); None: those
+        score a call's arguments too (`model.backends.ensemble`; a folder that cannot be used is an error); None: those
         the folder's ensemble.json names, any that cannot be used left out with a line in the session's
         `notices` (the transformers backend only: a vLLM backend serves one model). Other options go to `NeuralDebugger`.
         """
@@ -488,7 +488,7 @@ class NeuralDebugger:
 
         1 for a given state (the entry, a known state recorded with `append`); 0 for a prediction
         that failed or was cut off and closed; else the calibrated probability of the location's
-        tokens (`model.confidence`).
+        tokens (`model.decode.confidence`).
         """
         record = self._current_record()
         if record.generation is None:
@@ -551,7 +551,7 @@ class NeuralDebugger:
         depth = len(frames) - 1 - frame_index
         if (frame_index, name) in record.edited:
             return []
-        from model.confidence import layout, span_logprob, token_ends
+        from model.decode.confidence import layout, span_logprob, token_ends
 
         shape = layout(record.text)
         if depth >= len(shape.frames) or name not in shape.frames[depth].values:
@@ -636,7 +636,7 @@ class NeuralDebugger:
         one more with twice the tokens and some sampling (`retry_temperature`; None keeps the
         session's temperature, e.g. greedy for evaluation); a text still cut off is closed
         (`close_text`) and noted. For an inverse action (an earlier stop: some answer beats none) a
-        text cut off inside a repetition (`model.cut_values.runaway`) is not retried but trimmed to
+        text cut off inside a repetition (`model.decode.cut_values.runaway`) is not retried but trimmed to
         where the repetition began (plus two periods), and a cut text is closed with its open repr
         (`close_text(..., close_values=True)`). Forward actions keep the plain closers: closing their
         runaways too cost held-out location and CruxEval-O (docs/model-notes.md, session 10). With
@@ -741,7 +741,7 @@ class NeuralDebugger:
 
     def _generate_or_rank(self, prompt: list[int], previous: State, action: Action | None,
                           breakpoints: Sequence[int] | None = None, kind: ActionKind | None = None) -> StateRecord | str:  # fmt: skip
-        """`_generate_state`, or the best of several answers (`model.rerank`) when the count for the action is
+        """`_generate_state`, or the best of several answers (`model.decode.rerank`) when the count for the action is
         above 1: `call_candidates` (inv_step_call), `coarse_candidates` (step_return, continue, breakpoint) or
         `candidates` (any other). `kind`: the action asked, when `action` is None (an unnarrowed answer, as
         next-state evaluation asks inverse actions)."""
@@ -768,7 +768,7 @@ class NeuralDebugger:
     def ranked_candidates(self, prompt: list[int], previous: State, action: Action | None, count: int,
                           breakpoints: Sequence[int] | None = None, kind: ActionKind | None = None) -> list[tuple[StateRecord, Candidate]]:  # fmt: skip
         """Up to `count` distinct predicted stops after `previous` (the greedy answer, then samples), each
-        scored as `model.rerank` describes; `prompt` asks `action` (None: not narrowed by it, as `_generate_state`).
+        scored as `model.decode.rerank` describes; `prompt` asks `action` (None: not narrowed by it, as `_generate_state`).
         After an action in `ensemble_kinds`, each companion draws `count` answers too (its greedy one, then
         samples) and an answer's likelihood is its mean log-probability under the session's model and the companions
         (`kind`: the action asked, when `action` is None)."""
@@ -808,7 +808,7 @@ class NeuralDebugger:
         return [self.backend]
 
     def _contradicted_uses(self, entry: State) -> int:
-        """How many uses of the called function's parameters the predicted arguments contradict (`model.arg_evidence`)."""
+        """How many uses of the called function's parameters the predicted arguments contradict (`model.decode.arg_evidence`)."""
         top = entry.top
         if top is None or top.file is not None:
             return 0
@@ -848,7 +848,7 @@ class NeuralDebugger:
     def _prompt_ids(self, action: Action) -> list[int]:
         """Header, the window's first state in full, then (action, state) ids, then `action`.
 
-        The listing follows the current stop (`model.language.window_listing`, asked at every
+        The listing follows the current stop (`model.prompt.language.window_listing`, asked at every
         prompt): it is kept while it covers the stop and fits beside it, so the cached prefix stays
         valid; a new listing starts a new window at the stop it was chosen for. A prompt too long
         moves the window start under the same listing. Training windows follow the same sequence

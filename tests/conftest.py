@@ -2,7 +2,7 @@
 
 `tiny_checkpoint`: a Hugging Face checkpoint folder holding a randomly initialised
 LlamaForCausalLM of a few hundred thousand parameters and a byte-level BPE tokenizer trained on a
-few rendered traces (model.tokenizer when present). Session-scoped, built once under pytest's
+few rendered traces (model.prompt.tokenizer when present). Session-scoped, built once under pytest's
 tmp_path_factory; reuse it anywhere a real (untrained) model is needed.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ def _tokenizer_corpus() -> list[str]:
     """Rendered traces of the tiny programs when the language and recorder exist, else the sources."""
     texts = list(TINY_PROGRAMS)
     try:
-        from model.language import render_text, render_trajectory
+        from model.prompt.language import render_text, render_trajectory
         from tracegen.fast import record_program, replay
         from protocol.debugger import Action, ActionKind, Step, Trajectory
 
@@ -39,7 +39,7 @@ def _tokenizer_corpus() -> list[str]:
 
 def _special_tokens() -> list[str]:
     try:
-        from model.language import SPECIAL_TOKENS  # type: ignore[attr-defined]
+        from model.prompt.language import SPECIAL_TOKENS  # type: ignore[attr-defined]
 
         return list(SPECIAL_TOKENS)
     except Exception:  # noqa: BLE001
@@ -50,10 +50,10 @@ def _special_tokens() -> list[str]:
 
 
 def build_tokenizer(folder: Path) -> None:
-    """Train and save a small tokenizer into `folder` (model.tokenizer when it exists)."""
+    """Train and save a small tokenizer into `folder` (model.prompt.tokenizer when it exists)."""
     corpus = _tokenizer_corpus()
     try:
-        from model.tokenizer import save_tokenizer, train_tokenizer
+        from model.prompt.tokenizer import save_tokenizer, train_tokenizer
 
         tok = train_tokenizer(corpus, vocab_size=512)
         save_tokenizer(tok, folder)

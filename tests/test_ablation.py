@@ -114,8 +114,8 @@ def test_table_and_notes_markers(tmp_path):
 
 def test_value_chars_lever_packs_the_same_trajectories_its_own_way_and_trains(tmp_path):
     """A packing lever: the fixed trajectories packed with --value-chars into a folder of their own (cached), and
-    the lever's model carries the flag (model.value_chars)."""
-    from model.value_chars import folder_value_chars
+    the lever's model carries the flag (model.prompt.value_chars)."""
+    from model.prompt.value_chars import folder_value_chars
     from train.loop import train
     from train.manifest import Manifest
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from model.confidence import Calibration, FieldMap
+from model.decode.confidence import Calibration, FieldMap
 from model.paths import DEFAULT_CHECKPOINT
 from tests.dap_client import DapTestClient, TcpAdapter
 from tests.test_dap_schema import assert_valid, definition_for
@@ -95,6 +95,7 @@ def _launch(c: Checked, program: Path, **config: Any) -> dict:
     return c.event("stopped")
 
 
+@pytest.mark.slow
 def test_tiny_model_confidence_and_no_dead_end_at_a_predicted_exit(adapter, tmp_path: Path, tiny_checkpoint: Path) -> None:
     program = tmp_path / "p.py"
     program.write_text(PROGRAM)

@@ -1,13 +1,13 @@
-"""Soft evidence of argument kinds from how a function body uses its parameters (`model.arg_evidence`)."""
+"""Soft evidence of argument kinds from how a function body uses its parameters (`model.decode.arg_evidence`)."""
 from __future__ import annotations
 
 import ast
 
 import pytest
 
-from model import language as lang
-from model.arg_evidence import Use, function_uses, program_uses, uses_at, violations
-from model.language import ActionKind
+from model.prompt import language as lang
+from model.decode.arg_evidence import Use, function_uses, program_uses, uses_at, violations
+from model.prompt.language import ActionKind
 from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain
 

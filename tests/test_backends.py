@@ -7,7 +7,7 @@ import pytest
 
 from model.backends.base import Backend, BackendError, Generation
 from model.backends.hf import HFBackend, draw_seed, common_prefix, decode_prefix, split_utf8
-from model.constraints import RegexConstraint
+from model.decode.constraints import RegexConstraint
 
 
 @pytest.fixture(scope="module")

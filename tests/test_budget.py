@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model import language as lang
+from model.prompt import language as lang
 from model.backends.hf import HFBackend
 from model.budget import StepBudget
 from model.session import NeuralDebugger

@@ -1,11 +1,11 @@
-"""Entry locals known before the call (`model.call_args`): the rules, the grammar, and every recorded call."""
+"""Entry locals known before the call (`model.static.call_args`): the rules, the grammar, and every recorded call."""
 from __future__ import annotations
 
 import pytest
 
-from model import language as lang
-from model.call_args import entry_values, literal_repr
-from model.constraints import state_constraint
+from model.prompt import language as lang
+from model.static.call_args import entry_values, literal_repr
+from model.decode.constraints import state_constraint
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain

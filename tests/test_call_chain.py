@@ -1,11 +1,11 @@
-"""Stacks are chains of calls (`model.call_chain`): the rule, the constraint, and recorded stacks."""
+"""Stacks are chains of calls (`model.static.call_chain`): the rule, the constraint, and recorded stacks."""
 from __future__ import annotations
 
 import pytest
 
-from model import language as lang
-from model.call_chain import ChainCheckedConstraint, callable_from, chain_problem
-from model.constraints import state_constraint
+from model.prompt import language as lang
+from model.static.call_chain import ChainCheckedConstraint, callable_from, chain_problem
+from model.decode.constraints import state_constraint
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model import language as lang
+from model.prompt import language as lang
 from model.backends.base import Generation
 from model.backends.hf import HFBackend
-from model.confidence import (
+from model.decode.confidence import (
     CALIBRATION_FILE, Calibration, FieldMap, expected_calibration_error, fit_field, fit_isotonic, fit_temperature,
     layout, raw_scores, token_ends,
 )
@@ -259,6 +259,7 @@ def test_from_checkpoint_loads_the_calibration_file(tiny_checkpoint: Path, tmp_p
     assert session.calibration.location(0.9) == 0.25
 
 
+@pytest.mark.slow
 def test_eval_calibration_command(tiny_checkpoint: Path, tmp_path: Path) -> None:
     """`eval calibration` on held-out synth trajectories: summary per field, diagram, records, calibration.json."""
     import subprocess

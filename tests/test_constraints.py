@@ -6,19 +6,19 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from model import language as lang
-from model.constraints import (
+from model.prompt import language as lang
+from model.decode.constraints import (
     RegexConstraint,
     StateConstraint,
     close_text,
     state_constraint,
 )
-from model.cut_values import trim_runaway
+from model.decode.cut_values import trim_runaway
 from protocol.debugger import Action, ActionKind
 from tests.sample_programs import CHECK_RUN_DEFS
 
 if TYPE_CHECKING:
-    from model.repr_check import CheckedConstraint
+    from model.decode.repr_check import CheckedConstraint
     from protocol.debugger import State
 
 PROGRAM = CHECK_RUN_DEFS + """
@@ -77,8 +77,8 @@ def test_close_text_truncates_an_unfinished_value(recorded_states: list) -> None
 def _inverse_call(params: str, call: str, value: str) -> tuple[str, State, CheckedConstraint]:
     """A program `def f(params): return ...` called on line 4 as `call`, the stop after it returned
     `value`, and the (repr-checked) constraint on the answer to ``inv_step_call`` from there."""
-    from model.constraints import InverseCallConstraint
-    from model.repr_check import CheckedConstraint
+    from model.decode.constraints import InverseCallConstraint
+    from model.decode.repr_check import CheckedConstraint
     from protocol.debugger import Frame, ReturnValue, State, StopReason
 
     program = f"def f({params}):\n    return {params.split(',')[0]}\n\nresult = {call}\n"

@@ -8,7 +8,7 @@ import tokenize
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.cut_values import runaway, trim_runaway, value_closer
+from model.decode.cut_values import runaway, trim_runaway, value_closer
 
 
 def test_a_repeating_tail_is_a_runaway_from_where_it_began() -> None:

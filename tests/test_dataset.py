@@ -55,6 +55,7 @@ def test_trajectories_are_valid_and_mix_directions(tiny: tuple[Path, dict]) -> N
             assert "\n\nresult = f(" in t.program
 
 
+@pytest.mark.slow
 def test_same_seed_same_data_whatever_the_worker_count(tiny: tuple[Path, dict], tmp_path: Path) -> None:
     out, _ = tiny
     make_dataset(SynthConfig(**TINY), tmp_path / "w2", workers=2, show_progress=False)
@@ -96,6 +97,7 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
         make_dataset(SynthConfig(count=4, cruxeval=str(tmp_path / "none.jsonl")), tmp_path / "y", show_progress=False)
 
 
+@pytest.mark.slow
 def test_synth_command_line(tmp_path: Path) -> None:
     out = tmp_path / "cli"
     (tmp_path / "progs").mkdir()

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from model import language as lang
-from model.constraints import state_constraint
+from model.prompt import language as lang
+from model.decode.constraints import state_constraint
 from model.decoding import FULL_RULES, PLAIN_RULES, Decoding, rules_for
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 

@@ -1,4 +1,4 @@
-"""Companion models (model.ensemble): more checkpoints draw and score a call's arguments beside the session's model."""
+"""Companion models (model.backends.ensemble): more checkpoints draw and score a call's arguments beside the session's model."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from model.backends.hf import HFBackend
-from model.ensemble import ENSEMBLE_FILE, Companions, EnsembleError, companion_folders, load_companions, named_companions, same_vocabulary
+from model.backends.ensemble import ENSEMBLE_FILE, Companions, EnsembleError, companion_folders, load_companions, named_companions, same_vocabulary
 from model.session import NeuralDebugger
 from model.session_api import SessionError
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
@@ -138,6 +138,7 @@ def _cruxeval(tmp_path: Path, model: Path, name: str, *extra: str) -> subprocess
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parent.parent)
 
 
+@pytest.mark.slow
 def test_eval_takes_the_checkpoints_companions_unless_told(tmp_path: Path, tiny_checkpoint: Path, companion_checkpoint: Path) -> None:
     """eval cruxeval: ensemble.json's companions by default, --solo none, --companion those given; the summary says which; a bad one is a clear error."""
     main = tmp_path / "main"

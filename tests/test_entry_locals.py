@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 import regex
 
-from model import language as lang
-from model.constraints import InverseCallConstraint, state_constraint
-from model.entry_locals import EntryLocals, entry_locals, entry_locals_regex, inverse_call_regex
+from model.prompt import language as lang
+from model.decode.constraints import InverseCallConstraint, state_constraint
+from model.static.entry_locals import EntryLocals, entry_locals, entry_locals_regex, inverse_call_regex
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain

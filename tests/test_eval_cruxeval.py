@@ -87,7 +87,8 @@ def real_problems() -> list[cx.Problem]:
     return [p for p in problems if p.id in picked]
 
 
-@pytest.mark.parametrize(("mode", "via"), [("output", "step_return"), ("output", "breakpoint"), ("output", "fine"), ("input", "step_return")])
+@pytest.mark.parametrize(("mode", "via"), [("output", "step_return"), pytest.param("output", "breakpoint", marks=pytest.mark.slow),
+                                           pytest.param("output", "fine", marks=pytest.mark.slow), ("input", "step_return")])
 def test_oracle_passes_real_problems(real_problems: list[cx.Problem], mode: str, via: str) -> None:
     sessions = ModelSessions(None, "oracle", vllm_url=None, max_state_tokens=64, constrained=True, threads=1)
     records = [cx.evaluate_problem(p, mode, via, sessions, oracle=True) for p in real_problems]  # type: ignore[arg-type]
@@ -126,7 +127,7 @@ def test_kept_candidates_are_the_sessions_ranked_answers_each_checked(tiny_check
             assert answer["likelihood"] <= 0 and answer["violations"] >= 0
         if record["prediction"] is not None:
             assert record["prediction"] in [c["prediction"] for c in kept]
-        from model.rerank import EVIDENCE_WEIGHT
+        from model.decode.rerank import EVIDENCE_WEIGHT
         from train.rank_study import rerank
 
         assert rerank([record], EVIDENCE_WEIGHT).passed == record["passed"]  # ranked again offline: the run's own choice
@@ -136,7 +137,7 @@ def test_kept_candidates_are_the_sessions_ranked_answers_each_checked(tiny_check
 
 
 def test_kept_output_candidates_are_the_return_values_of_the_last_ranked_step() -> None:
-    from model.rerank import Candidate
+    from model.decode.rerank import Candidate
     from protocol.debugger import Frame, ReturnValue, State, StopReason
 
     posed = cx.pose(PROBLEM, "output")

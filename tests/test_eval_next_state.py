@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from model.language import render_action
+from model.prompt.language import render_action
 from protocol.debugger import Action, State
 from tests.test_eval_fidelity import PROGRAMS
 from train import next_state as ns
@@ -177,8 +177,8 @@ def test_kept_candidates_are_the_ranked_answers_scored(shard: Path, tiny_checkpo
 
 def test_inverse_call_questions_are_narrowed_like_the_session(shard: Path, tokenizer, tiny_checkpoint: Path) -> None:  # noqa: ANN001
     """inv_step_call is asked as `predict_before` asks it: the answer is a call's first stop, its locals the parameters."""
-    from model.constraints import InverseCallConstraint
-    from model.entry_locals import entry_locals
+    from model.decode.constraints import InverseCallConstraint
+    from model.static.entry_locals import entry_locals
 
     every = ns.select_questions(shard, tokenizer, 1024, limit=None, seed=0)
     calls = [q for q in every.questions if q.example.action == "inv_step_call"]

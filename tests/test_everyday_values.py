@@ -1,6 +1,6 @@
 """The model can write every value of everyday code: each repr in recorded everyday programs (the
-generator's and the everyday set's) is accepted by the decoding grammar (`model.repr_grammar`), a state
-holding it renders and parses back (`model.language`), and the shipped tokenizer encodes the rendered
+generator's and the everyday set's) is accepted by the decoding grammar (`model.decode.repr_grammar`), a state
+holding it renders and parses back (`model.prompt.language`), and the shipped tokenizer encodes the rendered
 text without loss."""
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from model.language import canonical_state, parse_state, render_state
+from model.prompt.language import canonical_state, parse_state, render_state
 from model.paths import DEFAULT_CHECKPOINT
-from model.repr_grammar import grammar_problem
+from model.decode.repr_grammar import grammar_problem
 from tracegen.dataset import record_filtered
 from tracegen.fast import record_program
 from tracegen.sampling import sample_trajectories

@@ -1,4 +1,4 @@
-"""Static control flow (model.flow): every real next stop is in the predicted set, the set is small,
+"""Static control flow (model.static.flow): every real next stop is in the predicted set, the set is small,
 the grammar built from it accepts the real stop and refuses others, and decoding stays inside it."""
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.flow_coverage import Coverage, check_program, scripts_for
-from model import language as lang
-from model.constraints import state_constraint
-from model.flow import Continue, FlowSet, Push, next_locations
-from model.flow_regex import flow_state_regex
+from model.prompt import language as lang
+from model.decode.constraints import state_constraint
+from model.static.flow import Continue, FlowSet, Push, next_locations
+from model.static.flow_regex import flow_state_regex
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 from tracegen.fast import record_program
 
@@ -124,6 +124,7 @@ def _stop(*frames: tuple[str, int], reason: StopReason = StopReason.STEP) -> Sta
     return State(reason=reason, frames=[Frame(name=n, line=line) for n, line in frames])
 
 
+@pytest.mark.slow  # the slowest test of the default run (a few recorded scripts per example)
 def test_every_recorded_stop_of_the_examples_and_a_tricky_program_is_in_the_set() -> None:
     """The superset property on real traces: examples/, tests/programs/ and a program with every construct."""
     cov = Coverage()

@@ -1,11 +1,11 @@
-"""The names a frame can show on a line (`model.frame_names`): the rules, the grammar, and recorded runs."""
+"""The names a frame can show on a line (`model.static.frame_names`): the rules, the grammar, and recorded runs."""
 from __future__ import annotations
 
 import pytest
 import regex
 
-from model.flow_regex import locals_regex
-from model.frame_names import frame_names
+from model.static.flow_regex import locals_regex
+from model.static.frame_names import frame_names
 from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain
 
@@ -74,8 +74,8 @@ def test_every_recorded_frame_shows_only_visible_names(seed: int) -> None:
 def test_a_breakpoint_stop_shows_only_the_names_visible_on_its_line() -> None:
     """A run to a breakpoint (continue, or the one-off breakpoint action) may push any frames, but the top one
     stops before its line runs: its keys are that line's visible names (an invented `dct` is refused)."""
-    from model import language as lang
-    from model.constraints import state_constraint
+    from model.prompt import language as lang
+    from model.decode.constraints import state_constraint
     from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 
     entry = State(reason=StopReason.ENTRY, frames=[Frame(name="<module>", line=1, locals={})])

@@ -35,6 +35,7 @@ def test_grown_model_has_twice_the_layers_and_the_same_logits(tiny_checkpoint: P
     assert json.loads((tmp_path / "grown" / "training_summary.json").read_text())["params"] > 0
 
 
+@pytest.mark.slow
 def test_new_blocks_learn(tiny_checkpoint: Path, tmp_path: Path) -> None:
     """Zeroed output projections get gradients, so the identity blocks start to contribute after one step."""
     import torch
@@ -82,6 +83,7 @@ def test_widened_model_has_more_heads_and_the_same_logits(tiny_checkpoint: Path,
     assert torch.allclose(small, big, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_every_new_weight_of_a_widened_model_learns(tiny_checkpoint: Path, tmp_path: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM

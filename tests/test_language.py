@@ -7,8 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model import language as L
-from model.listing import LISTING_ELIDED
+from model.prompt import language as L
+from model.prompt.listing import LISTING_ELIDED
 from protocol.debugger import (
     Action,
     ActionKind,

@@ -7,8 +7,8 @@ frames of the given modules (their code objects' names and lines) and continues 
 """
 from __future__ import annotations
 
-from model import language as L
-from model.constraints import state_constraint
+from model.prompt import language as L
+from model.decode.constraints import state_constraint
 from protocol.debugger import Action, ActionKind, Frame, State, Step, StopReason
 
 PROGRAM = "import pricing\n\nitems = [1, 2]\ntotal = pricing.total(items)\nprint(total)\n"

@@ -1,13 +1,13 @@
-"""What one step cannot change (`model.line_effects`): the rule, the grammar, and every recorded step."""
+"""What one step cannot change (`model.static.line_effects`): the rule, the grammar, and every recorded step."""
 from __future__ import annotations
 
 import random
 
 import pytest
 
-from model import language as lang
-from model.constraints import state_constraint
-from model.line_effects import is_immutable_repr, kept_locals
+from model.prompt import language as lang
+from model.decode.constraints import state_constraint
+from model.static.line_effects import is_immutable_repr, kept_locals
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 from tests.recorded import recorded_programs
 

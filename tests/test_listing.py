@@ -1,4 +1,4 @@
-"""The bounded source listing (model/listing.py): the rule's properties, short programs unchanged,
+"""The bounded source listing (model/prompt/listing.py): the rule's properties, short programs unchanged,
 long real files stepped by a real (tiny) model with no context error, and training windows that
 use the listings the session uses."""
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model import language as L
-from model import listing as LS
+from model.prompt import language as L
+from model.prompt import listing as LS
 from protocol.debugger import Action, ActionKind, Frame, State, Step, StopReason, Trajectory
 from tracegen.synth import generate_program
 

@@ -33,7 +33,7 @@ def test_every_program_parses_and_the_project_qualifies_names(module):
 
 
 def test_long_file_and_project_record_to_a_normal_exit_entering_module_code(tmp_path):
-    from model.user_modules import collect_user_modules
+    from model.static.user_modules import collect_user_modules
     from tracegen.fast import record_program, replay_to_end
 
     write_corpus(tmp_path, ["heapq", "colorsys"])

@@ -1,4 +1,4 @@
-"""Impossible reprs (model.repr_check): judged right, never flagged on real values, never decoded."""
+"""Impossible reprs (model.decode.repr_check): judged right, never flagged on real values, never decoded."""
 from __future__ import annotations
 
 import random
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from model import language as lang
-from model.repr_check import CheckedConstraint, repr_problem, values_problem
+from model.prompt import language as lang
+from model.decode.repr_check import CheckedConstraint, repr_problem, values_problem
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,7 +79,7 @@ def test_state_texts_with_an_impossible_value_are_refused() -> None:
 def test_decoding_with_the_check_never_writes_an_impossible_value(tiny_checkpoint: Path) -> None:
     """An untrained model writes any characters; under the check every value it finishes is a possible repr."""
     from model.backends.hf import HFBackend
-    from model.constraints import state_constraint
+    from model.decode.constraints import state_constraint
     from protocol.debugger import Action, ActionKind
     from model.session import NeuralDebugger, entry_state
 

@@ -1,4 +1,4 @@
-"""Drawing several answers for a stop and keeping the best-ranked one (model.rerank)."""
+"""Drawing several answers for a stop and keeping the best-ranked one (model.decode.rerank)."""
 from __future__ import annotations
 
 import math
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from model import language as lang
-from model.arg_evidence import uses_at, violations
-from model.rerank import Candidate, best_candidate, is_stale
+from model.prompt import language as lang
+from model.decode.arg_evidence import uses_at, violations
+from model.decode.rerank import Candidate, best_candidate, is_stale
 from model.session import NeuralDebugger
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 

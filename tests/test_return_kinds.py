@@ -1,4 +1,4 @@
-"""Static kinds of return values (`model.return_kinds`) and arguments (`model.param_kinds`): the rules, and recorded runs."""
+"""Static kinds of return values (`model.static.return_kinds`) and arguments (`model.static.param_kinds`): the rules, and recorded runs."""
 from __future__ import annotations
 
 import ast
@@ -6,12 +6,12 @@ import ast
 import pytest
 import regex
 
-from model.entry_locals import entry_locals, inverse_call_regex
-from model.flow_regex import return_value_regex
-from model.param_kinds import param_starts
-from model.return_kinds import return_kinds
-from model import language as lang
-from model.value_kinds import kinds_value_regex, repr_fits, repr_kind, starts_value_regex, starts_with_attribute
+from model.static.entry_locals import entry_locals, inverse_call_regex
+from model.static.flow_regex import return_value_regex
+from model.static.param_kinds import param_starts
+from model.static.return_kinds import return_kinds
+from model.prompt import language as lang
+from model.static.value_kinds import kinds_value_regex, repr_fits, repr_kind, starts_value_regex, starts_with_attribute
 from protocol.debugger import Frame, ReturnValue, State, StopReason
 from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from model import language as lang
+from model.prompt import language as lang
 from model.session import NeuralDebugger, entry_state
 from model.session_api import DebugSession, SessionError
 from protocol.debugger import Action, ActionKind, State, StopReason

@@ -113,7 +113,7 @@ def test_fast_recorder_matches_debugpy_on_a_generated_project(tmp_path: Path) ->
 
 
 def test_trajectories_of_projects_have_module_breakpoints_that_render_and_parse_back() -> None:
-    from model import language as L
+    from model.prompt import language as L
     from tracegen.sampling import sample_trajectories
 
     with_bp = hits = 0

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from model import language as L
-from model import tokenizer as T
+from model.prompt import language as L
+from model.prompt import tokenizer as T
 from protocol.debugger import Action, ActionKind, State, Step, Trajectory
 from tests.test_language import EXAMPLE, _handmade, trajectories
 

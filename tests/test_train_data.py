@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from model import language
+from model.prompt import language
 from train import data
 from train.manifest import Manifest, read_examples
 from train.packing import PackedSplit, SequenceWriter

@@ -38,6 +38,7 @@ def _weights(folder: Path) -> dict:
     return load_file(str(folder / "model.safetensors"))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("torchrun", path=str(Path(sys.executable).parent)) is None, reason="torchrun not installed")
 def test_two_ranks_update_like_one_process_accumulating_their_batches(packed: Path, tmp_path: Path) -> None:
     import torch

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from model import language
+from model.prompt import language
 from protocol.debugger import Action, ActionKind
 from train import data
 from train.loop import TrainConfig, train
@@ -66,6 +66,7 @@ def test_time_budget_stops_and_saves(toy_packed, micro_config, tmp_path):
     assert (tmp_path / "t" / "model.safetensors").is_file()
 
 
+@pytest.mark.slow
 def test_overfit_model_reloads_in_transformers_and_writes_a_parseable_state(micro_config, tmp_path):
     """A few trajectories, learned by heart; the folder loads with Auto* classes and generation stops at the state end."""
     from transformers import AutoModelForCausalLM, AutoTokenizer, GenerationConfig
@@ -139,6 +140,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "neural_debugger_cli", "train", *args], cwd=REPO, capture_output=True, text=True, timeout=240)
 
 
+@pytest.mark.slow
 def test_cli_trains_from_trajectory_shards_and_reports_errors(micro_config, tmp_path):
     write_shards(tmp_path / "traj", toy_trajectories(40, seed=2))
     out = tmp_path / "ck"

@@ -30,6 +30,7 @@ def _check(out: Path, done: subprocess.CompletedProcess, steps: int) -> dict:
     return summary
 
 
+@pytest.mark.slow
 def test_recipe_fast_variant(tmp_path):
     cfg = tmp_path / "micro.json"
     cfg.write_text(json.dumps(MICRO))

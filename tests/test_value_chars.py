@@ -1,4 +1,4 @@
-"""Value chars (model/value_chars.py): string contents inside state values one token per character.
+"""Value chars (model/prompt/value_chars.py): string contents inside state values one token per character.
 
 Real tokenizers only: the shipped checkpoint's (read only) and the tiny checkpoint of conftest. The encoding
 round-trips on generated states and on garbage; each content character is its own token(s) and everything
@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model import language as L
-from model import value_chars as V
+from model.prompt import language as L
+from model.prompt import value_chars as V
 from protocol.debugger import Action, ActionKind, ExceptionInfo, Frame, ReturnValue, State, Step, StopReason, Trajectory
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -216,7 +216,7 @@ def _flagged(tiny_checkpoint: Path, tmp_path: Path) -> Path:
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
 def test_flagged_model_generates_string_contents_one_character_per_token(tiny_checkpoint, tmp_path, temperature):
     from model.backends.hf import HFBackend, token_bytes_table
-    from model.constraints import RegexConstraint
+    from model.decode.constraints import RegexConstraint
 
     backend = HFBackend(_flagged(tiny_checkpoint, tmp_path), seed=3)
     assert backend.value_chars

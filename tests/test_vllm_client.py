@@ -20,7 +20,7 @@ import pytest
 
 from model.backends.base import Backend, BackendError
 from model.backends.vllm_server import VLLMServerBackend
-from model.constraints import RegexConstraint
+from model.decode.constraints import RegexConstraint
 
 STOP = 7
 

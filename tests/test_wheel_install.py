@@ -23,6 +23,7 @@ import pytest
 from tests.dap_client import DapTestClient
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow  # builds a wheel and a virtual environment: make test-all
 PROGRAM = "def double(n):\n    return n * 2\n\nx = 3\ny = double(x)\nprint(y)\n"
 
 
@@ -75,9 +76,9 @@ def outside(tmp_path: Path) -> Path:
 
 
 def test_the_installed_package_is_the_wheel_with_its_data(installed: Path, outside: Path) -> None:
-    code = ("import adapter.demo, model, model.ensemble, model.paths, tracegen.dedupe as d; "
+    code = ("import adapter.demo, model, model.backends.ensemble, model.paths, tracegen.dedupe as d; "
             "print(model.__file__); print(model.paths.default_checkpoint()); print(adapter.demo.default_program()); "
-            "print(d.default_cruxeval_path()); print(*model.ensemble.companion_folders(model.paths.default_checkpoint()).folders)")  # fmt: skip
+            "print(d.default_cruxeval_path()); print(*model.backends.ensemble.companion_folders(model.paths.default_checkpoint()).folders)")  # fmt: skip
     lines = _run([str(installed / "python"), "-c", code], outside).stdout.splitlines()
     site = installed.parent / "lib"
     for line in lines:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from model.backends.hf import HFBackend
 from model.backends.whole_numbers import best_number
-from model.constraints import RegexConstraint
+from model.decode.constraints import RegexConstraint
 
 DIGITS = {str(d): d for d in range(10)}  # token id == digit; id 10 is "anything else"
 VOCAB = 11

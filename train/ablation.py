@@ -64,7 +64,7 @@ LEVERS: dict[str, Lever] = {
     "wsd": Lever("warmup-stable-decay (linear decay over the last 20% of the budget)", {"schedule": "wsd"}),
     "deep-thin": Lever("8 layers x 192 (3 heads, MLP 512) instead of 4 x 256 at about equal parameters", {"preset": None}, DEEP_THIN),
     "muon-bf16-matmul": Lever("Muon and bf16 matmuls together", {"optimizer": "muon", "precision": "bf16-matmul"}),
-    "value-chars": Lever("string contents in state values one token per character (model.value_chars), same trajectories; "
+    "value-chars": Lever("string contents in state values one token per character (model.prompt.value_chars), same trajectories; "
                          "held-out loss is per token of a longer tokenization: compare next-state and CruxEval",
                          pack={"value_chars": True}),
 }

@@ -3,14 +3,14 @@
 The questions are those of `train.next_state` (every predicted state of held-out trajectories, a
 seeded sample round-robin over actions). Each is answered by the real inference path (a
 `NeuralDebugger`'s own generate/retry/parse); the generation's log-probs give raw probabilities
-(`model.confidence.raw_scores`) of
+(`model.decode.confidence.raw_scores`) of
 
 * the location (reason and stack): correct when reason and location match the recorded state;
 * each top-frame variable of the prediction: correct when the recorded top frame has the same name
   with the same value (addresses normalized).
 
 The programs are split in two halves by a hash of their text: maps are fitted on one half
-(`model.confidence.fit_field`: temperature vs isotonic, the lower ECE wins) and every ECE is
+(`model.decode.confidence.fit_field`: temperature vs isotonic, the lower ECE wins) and every ECE is
 reported on the other half. Writes summary.json, records.jsonl (one line per question with its raw
 scores, for refitting), reliability.png, and optionally the fitted ``calibration.json``.
 
@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.confidence import (
+from model.decode.confidence import (
     FIELDS, Calibration, FieldFit, FieldMap, expected_calibration_error, fit_field, raw_scores, reliability,
 )
-from model.value_chars import encode_text
+from model.prompt.value_chars import encode_text
 from protocol.debugger import State
 
 
@@ -112,7 +112,7 @@ def collect(questions: list[Any], sessions: Any, *, progress: bool = True, sourc
     bar = tqdm(questions, desc="calibration", unit="state", disable=not progress, dynamic_ncols=True)
     for question in bar:
         ex = question.example
-        ids = encode_text(sessions.tokenizer, ex.prompt)  # as the model was trained (model.value_chars)
+        ids = encode_text(sessions.tokenizer, ex.prompt)  # as the model was trained (model.prompt.value_chars)
         if len(ids) >= context:
             continue
         if session is None or session.program != ex.program:

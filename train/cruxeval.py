@@ -378,7 +378,7 @@ SessionFactory = Callable[[str], Any]  # program text -> a DebugSession (not yet
 def evaluate_problem(problem: Problem, mode: Mode, via: Via, make_session: SessionFactory, oracle: bool = False,
                      fine_budget: int = FINE_BUDGET, keep_candidates: bool = False) -> dict[str, Any]:  # fmt: skip
     """Pose, predict and score one problem; the predictions.jsonl record. `keep_candidates`: the record also lists
-    every ranked answer of the session's last ranked step (`model.rerank`), each scored: the arguments of
+    every ranked answer of the session's last ranked step (`model.decode.rerank`), each scored: the arguments of
     inv_step_call (`ranked_answers`), or f's return value after the last step_return (`ranked_returns`)."""
     start = time.perf_counter()
     record: dict[str, Any] = {"id": problem.id, "prediction": None, "passed": False}

@@ -2,8 +2,8 @@
 
 `pack(source, out, ...)` reads every ``*.jsonl`` / ``*.jsonl.gz`` shard under `source` (one
 `protocol.debugger.Trajectory` per line), renders each trajectory as windows of at most `seq_len`
-tokens (`model.language.render_windows`: each window's header lists the program the way a session
-would at that window's first stop, whole when it fits, else bounded by `model.listing`), tokenizes
+tokens (`model.prompt.language.render_windows`: each window's header lists the program the way a session
+would at that window's first stop, whole when it fits, else bounded by `model.prompt.listing`), tokenizes
 them, and packs them into ``train`` and
 ``heldout`` splits (see `train.packing` and `train.manifest` for the files). The held-out split is
 chosen by program: a trajectory is held out when the hash of its normalized source falls in the
@@ -91,17 +91,17 @@ def is_heldout(source: str, fraction: float) -> bool:
 
 class SegmentEncoder:
     """Token ids of segment texts, cached per trajectory (a header repeats in every window); with value chars
-    (`model.value_chars`) when the tokenizer carries the flag."""
+    (`model.prompt.value_chars`) when the tokenizer carries the flag."""
 
     def __init__(self, tokenizer: Any) -> None:
-        from model.value_chars import value_chars_enabled
+        from model.prompt.value_chars import value_chars_enabled
 
         self.tokenizer = tokenizer
         self.value_chars = value_chars_enabled(tokenizer)
         self._cache: dict[str, list[int]] = {}
 
     def ids(self, text: str) -> list[int]:
-        from model.value_chars import encode_text
+        from model.prompt.value_chars import encode_text
 
         cached = self._cache.get(text)
         if cached is None:
@@ -126,7 +126,7 @@ class Document:
 
 def trajectory_documents(traj: Any, encoder: SegmentEncoder, seq_len: int, mask_mode: MaskMode) -> tuple[list[Document], list[list[Any]]]:
     """The trajectory's windows as documents, and the windows' segments (for held-out examples)."""
-    from model import language
+    from model.prompt import language
 
     encoder.reset()
     windows = language.render_windows(traj, seq_len, encoder.count)
@@ -168,7 +168,7 @@ def every_window_example(traj: Any, windows: list[list[Any]]) -> Iterator[tuple[
 
 def _state_example(traj: Any, segments: list[Any], seg_index: int, step_index: int) -> NextStateExample:
     """The question for the state of ``segments[seg_index]`` (= ``traj.steps[step_index]``): the text before it as the prompt."""
-    from model import language
+    from model.prompt import language
 
     step = traj.steps[step_index]
     previous = traj.steps[step_index - 1].state if step_index else traj.initial
@@ -196,7 +196,8 @@ def _interleave(by_action: dict[str, list[NextStateExample]]) -> list[NextStateE
 
 def train_tokenizer_on(paths: list[Path], folder: Path, vocab_size: int, sample: int = TOKENIZER_SAMPLE) -> None:
     """Train the language's byte-level BPE on the text of the first `sample` trajectories; save as a HF folder."""
-    from model import language, tokenizer as tok
+    from model.prompt import language
+    from model.prompt import tokenizer as tok
 
     def texts() -> Iterator[str]:
         for i, traj in enumerate(read_trajectories(paths)):
@@ -316,12 +317,12 @@ def pack(
     The tokenizer is `tokenizer` (a loaded HF tokenizer), else the folder `tokenizer_dir`, else one
     trained here on a sample of the data. It is saved to ``out/tokenizer``. Shards are tokenized in
     `workers` processes; the result does not depend on their number. `value_chars`: string contents in
-    state values one token per character (`model.value_chars`); None keeps the tokenizer's own flag. The
+    state values one token per character (`model.prompt.value_chars`); None keeps the tokenizer's own flag. The
     saved tokenizer carries the choice, so a model trained on the data is served the same way.
     """
     from tqdm import tqdm
 
-    from model.value_chars import folder_value_chars, write_value_chars
+    from model.prompt.value_chars import folder_value_chars, write_value_chars
     from train.modeling import load_hf_tokenizer, token_ids, tokenizer_hash
 
     paths = shard_paths(source)
@@ -395,11 +396,11 @@ def ensure_packed(
     else `train_out/data`, packed from `data` (trajectories) or from the packed folder's own source.
 
     Under torchrun only the main rank packs; the others wait for its manifest. The data decides value chars
-    (`model.value_chars`): a packed folder is repacked the way it was packed, trajectories with the given
+    (`model.prompt.value_chars`): a packed folder is repacked the way it was packed, trajectories with the given
     tokenizer's flag, and a given `tokenizer` is marked to match the data it returns (so the trained model
     carries the flag of what it was trained on).
     """
-    from model.value_chars import value_chars_enabled
+    from model.prompt.value_chars import value_chars_enabled
     from train.modeling import tokenizer_hash
 
     data = Path(data)
@@ -433,7 +434,7 @@ def ensure_packed(
 
 def _matched(folder: Path, tokenizer: Any) -> Path:
     """`folder`, with `tokenizer` (when given) marked with the value-chars flag the folder was packed with."""
-    from model.value_chars import mark_value_chars
+    from model.prompt.value_chars import mark_value_chars
 
     if tokenizer is not None:
         mark_value_chars(tokenizer, Manifest.load(folder).value_chars)
@@ -468,7 +469,7 @@ def main(
     seed: int = typer.Option(0),
     workers: int = typer.Option(1, help="processes tokenizing shards in parallel"),
     value_chars: bool | None = typer.Option(None, "--value-chars/--no-value-chars",
-                                            help="string contents in state values one token per character (model.value_chars); "
+                                            help="string contents in state values one token per character (model.prompt.value_chars); "
                                                  "default: as the tokenizer's flag says"),
 ) -> None:
     """Pack SOURCE into OUT and print the manifest."""

@@ -16,9 +16,9 @@ from typing import Any
 import typer
 
 from model.decoding import Decoding
-from model.ensemble import load_companions, named_companions
+from model.backends.ensemble import load_companions, named_companions
 from model.paths import DEFAULT_CHECKPOINT
-from model.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY
+from model.decode.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY
 from tracegen.dedupe import BUNDLED_CRUXEVAL, default_cruxeval_path
 from train.results_io import write_results
 
@@ -35,14 +35,14 @@ def _fail(message: str) -> typer.Exit:
 
 @dataclass(frozen=True)
 class Ranking:
-    """How many answers each session draws per stop and how it ranks them (`model.rerank`); None: the session's default."""
+    """How many answers each session draws per stop and how it ranks them (`model.decode.rerank`); None: the session's default."""
 
     candidates: int = 1  # every action but inv_step_call and the coarse ones
     call_candidates: int | None = None  # inv_step_call
     coarse_candidates: int | None = None  # step_return, continue, breakpoint
     check_weight: float | None = None  # the backward check of inv_step_call after a return
-    evidence_weight: float | None = None  # per argument use an inv_step_call answer contradicts (model.arg_evidence)
-    stale_penalty: float | None = None  # off a coarse action's answer that loops back changing nothing (model.rerank.is_stale)
+    evidence_weight: float | None = None  # per argument use an inv_step_call answer contradicts (model.decode.arg_evidence)
+    stale_penalty: float | None = None  # off a coarse action's answer that loops back changing nothing (model.decode.rerank.is_stale)
 
     def session_options(self) -> dict[str, Any]:
         """The options set here, as `NeuralDebugger` keywords (the others keep the session's defaults)."""
@@ -100,9 +100,9 @@ class SharedBackend:
 class ModelSessions:
     """Makes one session per program from a model loaded once (the backend and its tokenizer are shared)."""
 
-    flow_constraint: bool = True  # narrow each forward stop to static control flow (model.flow)
-    repr_check: bool = True  # never write an impossible repr (model.repr_check)
-    ranking: Ranking = Ranking()  # answers drawn per stop and how they are ranked (model.rerank)
+    flow_constraint: bool = True  # narrow each forward stop to static control flow (model.static.flow)
+    repr_check: bool = True  # never write an impossible repr (model.decode.repr_check)
+    ranking: Ranking = Ranking()  # answers drawn per stop and how they are ranked (model.decode.rerank)
 
     def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
                  constrained: bool, threads: int | None, sampling: Sampling = Sampling(),
@@ -210,13 +210,13 @@ def cruxeval(
     constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
     workers: int = typer.Option(1, min=1, help="processes, each with its own copy of the model (2 on 2 free cores)"),
-    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.rerank); every other action"),
-    call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.rerank's, 8)"),
-    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
-    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
-    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
-    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.rerank; default model.rerank's)"),
-    companion: list[Path] = typer.Option([], help="a companion checkpoint (repeatable): it draws inv_step_call answers too, each ranked by the mean log-probability under all models (model.ensemble); default: those the checkpoint's ensemble.json names"),
+    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.decode.rerank); every other action"),
+    call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.decode.rerank's, 8)"),
+    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.decode.rerank's)"),
+    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.decode.rerank's)"),
+    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.decode.arg_evidence; default model.decode.rerank's)"),
+    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.decode.rerank; default model.decode.rerank's)"),
+    companion: list[Path] = typer.Option([], help="a companion checkpoint (repeatable): it draws inv_step_call answers too, each ranked by the mean log-probability under all models (model.backends.ensemble); default: those the checkpoint's ensemble.json names"),
     solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names"),
     decoding: Decoding = typer.Option(Decoding.FULL, help=DECODING_HELP),
     progress: bool = typer.Option(True, help="show a progress bar"),
@@ -325,19 +325,19 @@ def fidelity(
     limit: int | None = typer.Option(None, min=1, help="only the first N programs"),
     max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate"),
     constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
-    flow_constraint: bool = typer.Option(True, help="narrow each stop to static control flow (model.flow)"),
+    flow_constraint: bool = typer.Option(True, help="narrow each stop to static control flow (model.static.flow)"),
     repr_check: bool = typer.Option(True, help="never write an impossible repr (duplicate keys, unbalanced brackets)"),
-    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.rerank); every other action"),
-    call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.rerank's, 8)"),
-    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
-    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
-    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
-    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.rerank; default model.rerank's)"),
+    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.decode.rerank); every other action"),
+    call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.decode.rerank's, 8)"),
+    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.decode.rerank's)"),
+    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.decode.rerank's)"),
+    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.decode.arg_evidence; default model.decode.rerank's)"),
+    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.decode.rerank; default model.decode.rerank's)"),
     sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
     seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
     free_running: bool = typer.Option(False, help="the session goes on from its own predictions (as a user sees it), not from the real state"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
-    solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names (model.ensemble)"),
+    solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names (model.backends.ensemble)"),
     decoding: Decoding = typer.Option(Decoding.FULL, help=DECODING_HELP),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
@@ -393,19 +393,19 @@ def next_state(
     seq_len: int | None = typer.Option(None, min=16, help="window length in tokens (default: the model's context, as in training)"),
     max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate (a retry gets twice as many)"),
     constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
-    flow_constraint: bool = typer.Option(True, help="narrow each forward stop to static control flow (model.flow)"),
+    flow_constraint: bool = typer.Option(True, help="narrow each forward stop to static control flow (model.static.flow)"),
     repr_check: bool = typer.Option(True, help="never write an impossible repr (duplicate keys, unbalanced brackets)"),
     threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
-    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.rerank); every other action"),
-    call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.rerank's, 8)"),
-    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.rerank's)"),
-    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.rerank's)"),
-    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.arg_evidence; default model.rerank's)"),
-    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.rerank; default model.rerank's)"),
+    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.decode.rerank); every other action"),
+    call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.decode.rerank's, 8)"),
+    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.decode.rerank's)"),
+    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.decode.rerank's)"),
+    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.decode.arg_evidence; default model.decode.rerank's)"),
+    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.decode.rerank; default model.decode.rerank's)"),
     sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
     seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
     keep_candidates: bool = typer.Option(False, help="record every ranked answer of a stop that drew several, scored against the real stop (ranking studies)"),
-    solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names (model.ensemble)"),
+    solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names (model.backends.ensemble)"),
     decoding: Decoding = typer.Option(Decoding.FULL, help=DECODING_HELP),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
@@ -575,7 +575,7 @@ def calibration_check(
     out: Path | None = typer.Option(None, help="also write the table as JSON here"),
 ) -> None:
     """ECE of the location and variable confidences of each set of records under each calibration (no model runs)."""
-    from model.confidence import Calibration
+    from model.decode.confidence import Calibration
     from train import calibration as cal
 
     maps: dict[str, Calibration] = {}
@@ -652,7 +652,7 @@ def rerank_states(
     predictions: Path = typer.Argument(..., help="predictions.jsonl of `eval next-state --keep-candidates`"),
     stale_penalty: list[float] = typer.Option([0.0, STALE_PENALTY], help="stale penalties to try (repeat the option)"),
 ) -> None:
-    """Next-state exact matches of the same kept answers under other stale penalties (no model runs; model.rerank.is_stale)."""
+    """Next-state exact matches of the same kept answers under other stale penalties (no model runs; model.decode.rerank.is_stale)."""
     from train import rank_study as rs
 
     try:

@@ -41,7 +41,7 @@ def generate_state(model: Any, tokenizer: Any, prompt: str, eos_id: int, pad_id:
     """The greedy continuation of `prompt` up to and including the state-end token (at most `max_new` tokens), as text."""
     import torch
 
-    from model.value_chars import encode_text
+    from model.prompt.value_chars import encode_text
 
     ids = encode_text(tokenizer, prompt)  # as the model was trained (value chars when it has the flag)
     limit = int(getattr(model.config, "max_position_embeddings", 2048))
@@ -57,7 +57,7 @@ def generate_state(model: Any, tokenizer: Any, prompt: str, eos_id: int, pad_id:
 
 def target_text(example: NextStateExample) -> str:
     """The rendered target state (what a perfect model writes)."""
-    from model import language
+    from model.prompt import language
     from protocol.debugger import State
 
     previous = State.model_validate_json(example.previous) if example.previous else None
@@ -66,7 +66,7 @@ def target_text(example: NextStateExample) -> str:
 
 def judge(example: NextStateExample, generated: str) -> tuple[bool, bool]:
     """(parsed, exact): whether the text parses as a state, and whether it equals the target state."""
-    from model import language
+    from model.prompt import language
     from protocol.debugger import State
 
     previous = State.model_validate_json(example.previous) if example.previous else None
@@ -80,7 +80,7 @@ def judge(example: NextStateExample, generated: str) -> tuple[bool, bool]:
 
 def next_state_accuracy(model: Any, built: Any, data_dir: Path, count: int, device: str, autocast: Callable[[], AbstractContextManager]) -> dict[str, Any]:
     """Exact match of greedily generated next states on the first `count` held-out examples, overall and per action."""
-    from model.value_chars import encode_text
+    from model.prompt.value_chars import encode_text
 
     examples = read_examples(data_dir, count)
     if not examples:

@@ -69,7 +69,7 @@ def load_programs(where: str | Path, limit: int | None = None) -> list[Program]:
 def _with_modules(name: str, path: Path) -> Program:
     """A program file and the user modules its imports reach under its folder (a subfolder holding a
     ``main.py`` is one multi-file program: main.py and its modules)."""
-    from model.user_modules import collect_user_modules
+    from model.static.user_modules import collect_user_modules
 
     source = _read(path)
     return Program(name, source, collect_user_modules(source, path).sources)

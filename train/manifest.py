@@ -52,7 +52,7 @@ class Manifest(BaseModel):
     seed: int
     splits: dict[str, SplitStats] = Field(default_factory=dict)
     examples: int = 0  # lines of heldout.examples.jsonl
-    value_chars: bool = False  # string contents in state values one token per character (model.value_chars; tokenizer/ carries the flag)
+    value_chars: bool = False  # string contents in state values one token per character (model.prompt.value_chars; tokenizer/ carries the flag)
 
     def save(self, folder: Path) -> None:
         # written only when on: a manifest packed without value chars stays as it was (the ablation fingerprints it)

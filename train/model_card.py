@@ -15,7 +15,7 @@ from typing import Any
 
 import typer
 
-from model.ensemble import companion_folders
+from model.backends.ensemble import companion_folders
 from train.alone import alone_lines
 from train.plots import _decoding_note, load_summaries
 from train.spread import collect, spread_section
@@ -112,13 +112,13 @@ NEXT_STATE_TITLE = "Held-out next-state exact match per action (forward and inve
 
 
 def _ranked(summary: dict[str, Any]) -> str:
-    """How a run's answers were chosen: greedy, or the most likely of several for some actions (`model.rerank`)."""
+    """How a run's answers were chosen: greedy, or the most likely of several for some actions (`model.decode.rerank`)."""
     counts = {"inv_step_call": summary.get("call_candidates"), "step_return, continue and breakpoint": summary.get("coarse_candidates"),
               "the other actions": summary.get("candidates")}  # fmt: skip
     ranked = [f"{n} for {what}" for what, n in counts.items() if isinstance(n, int) and n > 1]
     companions = len(summary.get("companions") or [])
     if ranked and companions:
-        ranked[0] += f" from each of {companions + 1} models (`model/ensemble.py`)" if ranked[0].endswith("inv_step_call") else ""
+        ranked[0] += f" from each of {companions + 1} models (`model/backends/ensemble.py`)" if ranked[0].endswith("inv_step_call") else ""
     return f"the most likely of several answers ({', '.join(ranked)}; greedy otherwise) under " if ranked else "greedy "
 
 
@@ -156,7 +156,7 @@ def cruxeval_lines(results: Path) -> list[str]:
 
 
 def companion_lines(ckpt: Path) -> list[str]:
-    """The companion models the checkpoint's ensemble.json names (`model.ensemble`), if any."""
+    """The companion models the checkpoint's ensemble.json names (`model.backends.ensemble`), if any."""
     found = companion_folders(ckpt)
     folders = found.folders
     if found.problems:
@@ -164,7 +164,7 @@ def companion_lines(ckpt: Path) -> list[str]:
     if not folders:
         return []
     names = ", ".join(f"`{f.name}`" for f in folders)
-    return [f"- companion model{'s' if len(folders) > 1 else ''} (`ensemble.json`, `model/ensemble.py`): {names}, same tokenizer; "
+    return [f"- companion model{'s' if len(folders) > 1 else ''} (`ensemble.json`, `model/backends/ensemble.py`): {names}, same tokenizer; "
             "after `inv_step_call` each draws as many answers as this model, and every answer is ranked by the mean "
             "log-probability under all of them. Every other action is this model's alone."]
 

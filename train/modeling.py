@@ -22,14 +22,14 @@ class Built:
 
 
 def special_tokens() -> list[str]:
-    """Every special token of the neural-debugger language (owned by model/language.py)."""
-    from model import language
+    """Every special token of the neural-debugger language (owned by model/prompt/language.py)."""
+    from model.prompt import language
 
     return list(language.SPECIAL_TOKENS)
 
 
 def state_end_token() -> str:
-    from model import language
+    from model.prompt import language
 
     return language.STATE_END
 

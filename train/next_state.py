@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model.value_chars import encode_text
+from model.prompt.value_chars import encode_text
 from protocol.compare import FIELDS, ComparisonSummary, FieldDiff, compare_states
 from protocol.debugger import Action, ActionKind, State
 from train.error_analysis import LineKindTable, line_kind
@@ -138,7 +138,7 @@ def score(example: NextStateExample, predicted: State | None) -> FieldDiff:
 
 def parse_prediction(example: NextStateExample, text: str) -> State | None:
     """The state a generated text stands for (deltas against the example's previous state), None if it does not parse."""
-    from model import language
+    from model.prompt import language
 
     previous = State.model_validate_json(example.previous) if example.previous else None
     try:
@@ -149,7 +149,7 @@ def parse_prediction(example: NextStateExample, text: str) -> State | None:
 
 def target_text(example: NextStateExample) -> str:
     """The expected state as the model should write it (without the stop token)."""
-    from model import language
+    from model.prompt import language
 
     previous = State.model_validate_json(example.previous) if example.previous else None
     return language.render_state(State.model_validate_json(example.target), previous).removesuffix(language.STOP_TOKEN)
@@ -157,7 +157,7 @@ def target_text(example: NextStateExample) -> str:
 
 def prompt_action(prompt: str) -> tuple[Action | None, list[int]]:
     """The action a next-state prompt ends with and the program breakpoints of its header (None: unreadable)."""
-    from model import language
+    from model.prompt import language
 
     head, sep, rest = prompt.partition(language.BREAKPOINTS)
     breakpoints: list[int] = []
@@ -244,7 +244,7 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True,
     bar = tqdm(questions, desc="next-state", unit="state", disable=not progress, dynamic_ncols=True)
     for question in bar:
         ex = question.example
-        ids = encode_text(sessions.tokenizer, ex.prompt)  # as the model was trained (model.value_chars)
+        ids = encode_text(sessions.tokenizer, ex.prompt)  # as the model was trained (model.prompt.value_chars)
         if len(ids) >= context:
             report.skipped_too_long += 1
             continue

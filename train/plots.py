@@ -107,16 +107,16 @@ def _decoding_note(ours: dict[str, dict[str, Any]]) -> str:
     calls = int((ours.get("input") or {}).get("call_candidates") or 1)
     evidence = float((ours.get("input") or {}).get("evidence_weight") or 0)
     coarse = max((int(v.get("coarse_candidates") or 1) for k, v in ours.items() if k != "input"), default=1)
-    less = f", less {evidence:g} per use of an argument in f's body that its value contradicts (`model/arg_evidence.py`)" if evidence else ""
+    less = f", less {evidence:g} per use of an argument in f's body that its value contradicts (`model/decode/arg_evidence.py`)" if evidence else ""
     companions = len((ours.get("input") or {}).get("companions") or [])
     drawn = (f"{calls} answers drawn by each of {companions + 1} models (the shipped one and its companion"
-             f"{'s' if companions > 1 else ''}, `model/ensemble.py`), ranked by the mean log-probability under all"
+             f"{'s' if companions > 1 else ''}, `model/backends/ensemble.py`), ranked by the mean log-probability under all"
              if companions else f"{calls} drawn answers")  # fmt: skip
     ranked = ([f"the input answer (`inv_step_call`): the most likely of {drawn}{less}"] if calls > 1 else []) + \
              ([f"the stops after `step_return` and a breakpoint: the most likely of {coarse}"] if coarse > 1 else [])  # fmt: skip
     if not ranked:
         return "Ours decodes greedily. "
-    return f"Ours decodes greedily, except {'; '.join(ranked)} (the greedy one and samples; `model/rerank.py`). "
+    return f"Ours decodes greedily, except {'; '.join(ranked)} (the greedy one and samples; `model/decode/rerank.py`). "
 
 
 def results_markdown(summaries: dict[str, dict[str, Any]], images: tuple[str, ...] = ("cruxeval.png", "fidelity_by_action.png", "fidelity_by_horizon.png"),

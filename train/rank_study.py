@@ -2,7 +2,7 @@
 
 Each record of such a run lists the ranked answers of the session's last ranked step (draw order: the
 greedy one first, then the samples; CruxEval-I: the arguments, CruxEval-O: the return value after the
-last step_return) with their likelihood, the argument uses they contradict (`model.arg_evidence`,
+last step_return) with their likelihood, the argument uses they contradict (`model.decode.arg_evidence`,
 inv_step_call only) and whether they pass. Ranking the same answers with another evidence weight is then exact and free: no model
 runs. The run's own weight reproduces its pass count (up to likelihoods rounded to 4 decimals).
 """
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from model.rerank import STALE_PENALTY, Candidate, best_candidate
+from model.decode.rerank import STALE_PENALTY, Candidate, best_candidate
 from train.cruxeval import summarize
 
 
@@ -44,7 +44,7 @@ def read_kept(predictions: Path) -> list[dict[str, Any]]:
 
 
 def chosen(candidates: list[dict[str, Any]], evidence_weight: float) -> dict[str, Any]:
-    """The answer the session would keep under this evidence weight (`model.rerank.best_candidate`)."""
+    """The answer the session would keep under this evidence weight (`model.decode.rerank.best_candidate`)."""
     ranked = [Candidate("", float(c["likelihood"]), greedy=bool(c["greedy"]), violations=int(c.get("violations", 0))) for c in candidates]
     return candidates[best_candidate(ranked, evidence_weight=evidence_weight)]
 
@@ -113,7 +113,7 @@ class StatesReranked:
 
 
 def chosen_state(candidates: list[dict[str, Any]], stale_penalty: float = STALE_PENALTY) -> dict[str, Any]:
-    """The next-state answer the session would keep under this stale penalty (`model.rerank.best_candidate`)."""
+    """The next-state answer the session would keep under this stale penalty (`model.decode.rerank.best_candidate`)."""
     ranked = [Candidate("", float(c["likelihood"]), greedy=bool(c["greedy"]), stale=bool(c.get("stale", False))) for c in candidates]
     return candidates[best_candidate(ranked, stale_penalty=stale_penalty)]
 

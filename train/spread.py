@@ -1,6 +1,6 @@
 """The spread of a ranked figure over sampling seeds.
 
-A figure whose answers are ranked samples (`model.rerank`: CruxEval-I's eight drawn arguments, the
+A figure whose answers are ranked samples (`model.decode.rerank`: CruxEval-I's eight drawn arguments, the
 four answers after a coarse step) is one draw of a random variable: the same decoding with other
 samples (`eval ... --sample-seed N`, a seed per sampled answer) scores a few problems more or less.
 This module reads the runs of one figure under several seeds and reports each, their mean and range,

@@ -8,7 +8,7 @@ raised. The same steps on a recorded session (`model.oracle.OracleDebugger`) giv
 `predict_inputs` (CruxEval-I): the calling line reads ``result = function(...)`` (the arguments are
 the question, so they are not shown) and the session starts just after the call returned `output`;
 one ``inv_step_call`` predicts the function's first stop, whose locals are its arguments. Several
-answers are drawn and ranked (`model.rerank`); each one's confidence is its share of the
+answers are drawn and ranked (`model.decode.rerank`); each one's confidence is its share of the
 probability among the answers drawn (one answer alone: its arguments' lowest calibrated confidence).
 
 Nothing here runs the code: the sessions predict it (or, for the oracle, tracegen runs it in its sandbox).

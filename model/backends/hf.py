@@ -24,7 +24,7 @@ from array import array
 
 from model.backends.base import BackendError, Constraint, Generation
 from model.backends.whole_numbers import NumberChoice, best_number
-from model.value_chars import keeps_value_chars, value_chars_enabled
+from model.prompt.value_chars import keeps_value_chars, value_chars_enabled
 
 _REJECTIONS_BEFORE_SCAN = 16
 MAX_BACKTRACKS = 4  # choices a constrained generation may take back out of dead ends before it gives up
@@ -166,7 +166,7 @@ class HFBackend:
         self._digit_ids = {chr(b[0]): i for i, b in enumerate(self._table) if b is not None and len(b) == 1 and b.isdigit()}
         self._continue_ids = [i for i, b in enumerate(self._table) if b and b[:1].isdigit()]
         self.whole_numbers = whole_numbers
-        # a value-chars model (model.value_chars): under a constraint, string contents are generated one character per token
+        # a value-chars model (model.prompt.value_chars): under a constraint, string contents are generated one character per token
         self.value_chars = value_chars_enabled(self.tokenizer)
         self.threads = threads if device == "cpu" else None
         self._cache: Any = None

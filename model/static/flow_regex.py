@@ -1,6 +1,6 @@
-"""The state grammar narrowed to the stops static control flow allows (`model.flow.FlowSet`).
+"""The state grammar narrowed to the stops static control flow allows (`model.static.flow.FlowSet`).
 
-`flow_state_regex(program, previous, flow)` is `model.language.state_regex` with the stack part
+`flow_state_regex(program, previous, flow)` is `model.prompt.language.state_regex` with the stack part
 replaced per reason: `<|reason_step|>` only with the flow's step shapes (each frame's line from the
 allowed set, kept frames on their exact line, a new frame only where a call can start one),
 `<|reason_breakpoint|>` only with the top frame on a breakpoint line, `<|reason_exception|>` any
@@ -19,19 +19,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from model import language as lang
-from model.flow import AnyStack, Continue, FlowSet, Push, Shape
-from model.frame_names import frame_names as visible_names
+from model.prompt import language as lang
+from model.static.flow import AnyStack, Continue, FlowSet, Push, Shape
+from model.static.frame_names import frame_names as visible_names
 from protocol.debugger import Ending, Frame, State, StopReason, display_key
 
 if TYPE_CHECKING:
-    from model.call_args import KnownEntry
-    from model.line_effects import KeptLocals
+    from model.static.call_args import KnownEntry
+    from model.static.line_effects import KeptLocals
 
 # the exception in flight: debugpy's exceptionInfo, asked only at an exception stop (and kept for the end after an uncaught one)
 EXCEPTION_TAIL_RE = f"(?:{re.escape(lang.EXCEPTION_SEP)}{lang.EXCEPTION_TYPE_RE}{lang.JSON_STRING_RE})?"
 
-Names = dict[tuple[str, int], frozenset[str]]  # (code object name, line) -> visible names (`model.frame_names`)
+Names = dict[tuple[str, int], frozenset[str]]  # (code object name, line) -> visible names (`model.static.frame_names`)
 
 
 
@@ -52,9 +52,9 @@ def kept_frames(old: list[Frame], depth: int) -> str:
 
 def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" = None, known: "KnownEntry | None" = None,
            kept: "KeptLocals | None" = None, base: "Sequence[str] | None" = None) -> str:  # fmt: skip
-    """A top frame `name` on one of `lines`; with `names` (`model.frame_names`), its locals' keys are the names visible on that line.
-    `known` (a new frame's known parameters, `model.call_args`): those keys only with their values, or the whole locals object.
-    `kept` (a continued frame after one step, `model.line_effects`): a delta lists only what may change, kept values stay."""
+    """A top frame `name` on one of `lines`; with `names` (`model.static.frame_names`), its locals' keys are the names visible on that line.
+    `known` (a new frame's known parameters, `model.static.call_args`): those keys only with their values, or the whole locals object.
+    `kept` (a continued frame after one step, `model.static.line_effects`): a delta lists only what may change, kept values stay."""
     lines = set(lines)
     if not lines:
         return ""
@@ -158,7 +158,7 @@ def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names
 
 def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None) -> str:
     """Any stack (the grammar's continuation rule) whose top frame satisfies `shape`; with `names`
-    (`model.frame_names`) the top frame's locals' keys are the names visible on its line when the
+    (`model.static.frame_names`) the top frame's locals' keys are the names visible on its line when the
     shape fixes where the top frame is (a breakpoint stop, which comes before its line runs). The
     frames below the top stopped in the middle of a line (a call), where a name may already be bound
     by that line (`(y := 1) + g()`), so they stay unconstrained, as the frames an exception stops."""
@@ -200,10 +200,10 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
                      entry: "Mapping[str, KnownEntry] | None" = None, kept: "Mapping[int, KeptLocals] | None" = None,
                      frame_names: bool = True, typed_returns: bool = True) -> str:  # fmt: skip
     """A regex of the state texts after `previous` that `flow` allows (see the module docstring); `entry`
-    (`model.call_args.entry_values`, for a step_into) fixes known parameters of a frame the top frame's line calls;
-    `kept` (`model.line_effects.kept_locals`, for a step) narrows the continued frames' locals. `frame_names`: a
-    frame's keys are the names visible on its line (`model.frame_names`); `typed_returns`: a return value of the
-    kinds its function returns (`model.return_kinds`); off, any keys and any value (`model.decoding`'s plain rules)."""
+    (`model.static.call_args.entry_values`, for a step_into) fixes known parameters of a frame the top frame's line calls;
+    `kept` (`model.static.line_effects.kept_locals`, for a step) narrows the continued frames' locals. `frame_names`: a
+    frame's keys are the names visible on its line (`model.static.frame_names`); `typed_returns`: a return value of the
+    kinds its function returns (`model.static.return_kinds`); off, any keys and any value (`model.decoding`'s plain rules)."""
     if flow.unconstrained:
         return lang.state_regex(program, previous, include_end=include_end)
     info = lang.program_info(program)
@@ -231,10 +231,10 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
 
 
 def return_value_regex(program: str, names: Iterable[str], *, typed: bool = True) -> str:
-    """A return value: the function's name (or ``Class.name``) and its repr, of a kind `model.return_kinds` allows
+    """A return value: the function's name (or ``Class.name``) and its repr, of a kind `model.static.return_kinds` allows
     (`typed`; else any repr)."""
-    from model.return_kinds import return_kinds
-    from model.value_kinds import kinds_value_regex
+    from model.static.return_kinds import return_kinds
+    from model.static.value_kinds import kinds_value_regex
 
     names = sorted(names)
     if _imports(program):  # a library function written in Python shows its return value too (``(return) wraps``)

@@ -3,7 +3,7 @@
 When the function returned normally, every expression it *certainly* evaluated did not fail. So if
 the body certainly evaluates ``text.upper()`` on a parameter it never rebound before, the argument
 has an attribute ``upper``: among builtin values a str, bytes or bytearray, never a list or an int.
-`param_starts(function)` gives, per such parameter, the repr starts (`model.value_kinds`) of the
+`param_starts(function)` gives, per such parameter, the repr starts (`model.static.value_kinds`) of the
 builtin values that have every attribute used that way; ``len(x)``, ``for _ in x`` and ``x[...]``
 count as uses of ``__len__``, ``__iter__`` and ``__getitem__``.
 
@@ -16,7 +16,7 @@ lambdas. A parameter is followed until a statement rebinds it (the right-hand si
 still counts).
 
 Only for *closed* programs (`closed_program`: no imports, no classes), where every value is a builtin
-one. Used for ``inv_step_call``'s answer (`model.entry_locals`), whose state is a first stop of a call
+one. Used for ``inv_step_call``'s answer (`model.static.entry_locals`), whose state is a first stop of a call
 that returned.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from model.value_kinds import starts_with_attribute
+from model.static.value_kinds import starts_with_attribute
 
 _PROTOCOL_CALLS = {"len": "__len__"}
 

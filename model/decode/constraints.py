@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 import regex as re_partial
 
-from model.repr_check import CheckedConstraint
+from model.decode.repr_check import CheckedConstraint
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from model.call_chain import ChainCheckedConstraint
+    from model.static.call_chain import ChainCheckedConstraint
     from model.decoding import DecodingRules
     from protocol.debugger import Action, State
 
@@ -47,7 +47,7 @@ class RegexConstraint:
 
 
 class StateConstraint(RegexConstraint):
-    """The next state after `previous` in `program` must be well formed (see `model.language.state_regex`).
+    """The next state after `previous` in `program` must be well formed (see `model.prompt.language.state_regex`).
 
     Lines are the program's executable lines (or an exit), locals JSON objects of strings, the
     stack a continuation of the previous one. The local check runs on the text before the stop
@@ -56,23 +56,23 @@ class StateConstraint(RegexConstraint):
     """
 
     def __init__(self, program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None) -> None:
-        from model.language import state_regex
+        from model.prompt.language import state_regex
 
         super().__init__(state_regex(program, previous, include_end=False, modules=modules))
         self.regex = state_regex(program, previous, include_end=True, modules=modules)
 
 
 class FlowConstraint(RegexConstraint):
-    """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.flow_regex`);
+    """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.static.flow_regex`);
     `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top."""
 
     def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = (),
                  rules: "DecodingRules | None" = None) -> None:  # fmt: skip
-        from model.call_args import entry_values
+        from model.static.call_args import entry_values
         from model.decoding import FULL_RULES
-        from model.line_effects import kept_locals
-        from model.flow import next_locations
-        from model.flow_regex import flow_state_regex
+        from model.static.line_effects import kept_locals
+        from model.static.flow import next_locations
+        from model.static.flow_regex import flow_state_regex
         from protocol.debugger import ActionKind
 
         rules = rules or FULL_RULES
@@ -86,7 +86,7 @@ class FlowConstraint(RegexConstraint):
 
 
 class InverseCallConstraint(RegexConstraint):
-    """``inv_step_call``'s answer: the first stop of a call, with the function's entry locals (`model.entry_locals`)."""
+    """``inv_step_call``'s answer: the first stop of a call, with the function's entry locals (`model.static.entry_locals`)."""
 
     def __init__(self, body: str, full: str) -> None:
         super().__init__(body)
@@ -99,8 +99,8 @@ class InverseCallConstraint(RegexConstraint):
         import re
 
         from model.decoding import FULL_RULES
-        from model.entry_locals import inverse_call_regex
-        from model.language import STATE_END
+        from model.static.entry_locals import inverse_call_regex
+        from model.prompt.language import STATE_END
 
         rules = rules or FULL_RULES
         body = inverse_call_regex(program, later, include_end=False, typed=rules.value_kinds, names=rules.frame_names)
@@ -117,12 +117,12 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
 
     With a forward `action` (and no `modules`: the flow analysis covers one file), the stops are
     narrowed by static control flow (`FlowConstraint`; `breakpoints`: the session's lines in the
-    program) and to stacks that are chains of calls (`model.call_chain`); with ``inv_step_call``, to
-    the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.repr_check.CheckedConstraint`;
+    program) and to stacks that are chains of calls (`model.static.call_chain`); with ``inv_step_call``, to
+    the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.decode.repr_check.CheckedConstraint`;
     checked by the transformers backend, vLLM receives the regex only). `rules` (`model.decoding`, default the full
     decoding's): which narrowing beyond well-formedness and control flow applies.
     """
-    from model.call_chain import ChainCheckedConstraint
+    from model.static.call_chain import ChainCheckedConstraint
     from protocol.debugger import ActionKind
 
     constraint: RegexConstraint | ChainCheckedConstraint
@@ -148,11 +148,11 @@ def close_text(text: str, constraint: "RegexConstraint | CheckedConstraint", clo
     character by character (`_fill`). None when neither works.
 
     With `close_values`, each closer is also tried after what closes the repr the prefix stops
-    inside (`model.cut_values.value_closer`: ``']"`` after ``{"x":"['a``), and a fill closes the
+    inside (`model.decode.cut_values.value_closer`: ``']"`` after ``{"x":"['a``), and a fill closes the
     value it is in before adding characters (a session asks this for inverse actions only; see
     `NeuralDebugger._generate_state`).
     """
-    from model.cut_values import prefix_closers
+    from model.decode.cut_values import prefix_closers
 
     value_closers = prefix_closers(text) if close_values else [""] * (len(text) + 1)
     longest = None
@@ -193,10 +193,10 @@ def _fill(head: str, constraint: "RegexConstraint | CheckedConstraint", closers:
     """`head` completed one step at a time until a closer finishes it: for a grammar that needs more than
     a closer (``inv_step_call``'s required parameters: ``,"b":"0"}``). A step adds the first of
     `FILL_CHARS` the grammar allows; with `close_values` it first closes the value the text is inside
-    (`model.cut_values.value_closer`) when the grammar allows that, and tries a quote before other
+    (`model.decode.cut_values.value_closer`) when the grammar allows that, and tries a quote before other
     characters (`VALUE_FILL_CHARS`: an empty string, not a ``<...>`` description). None when no closer
     finishes it within `FILL_LIMIT` steps."""
-    from model.cut_values import ValueScan
+    from model.decode.cut_values import ValueScan
 
     chars = VALUE_FILL_CHARS if close_values else FILL_CHARS
     scan = ValueScan()

@@ -1,7 +1,7 @@
 """The words of the neural-debugger language: its special tokens, and how a free-text field is
 written between them (a JSON string with ``|`` escaped, so no special token can appear inside).
 
-The layout of a session (`model.language`) and of a source listing (`model.listing`) are built
+The layout of a session (`model.prompt.language`) and of a source listing (`model.prompt.listing`) are built
 from these; the tokenizer makes each special token one token.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What kind of value each function can return, from its source alone (nothing is run).
 
-`return_kinds(program)` maps a function name to the builtin kinds (`model.value_kinds.KINDS`) its
+`return_kinds(program)` maps a function name to the builtin kinds (`model.static.value_kinds.KINDS`) its
 return value can have, for the functions where every ``return`` is typed by these rules (others
 are left out: unknown):
 

@@ -26,7 +26,7 @@ tokenizer) and short plain-text fields. The full specification with an example i
 Public API: `render_trajectory`, `render_prompt`, `render_state`, `render_header`,
 `render_action`, `parse_state`, `ParseError`, `state_regex`, windows (`window_snapshot`,
 `render_windows`, `next_window_start`, `window_listing`), and the special-token constants (defined
-in `model.vocabulary`; which lines a listing shows: `model.listing`, which does not import this module).
+in `model.prompt.vocabulary`; which lines a listing shows: `model.prompt.listing`, which does not import this module).
 """
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ from protocol.debugger import (
     normalize_repr,
 )
 
-from model.listing import (
+from model.prompt.listing import (
     NO_LISTING,
     Listing,
     choose_listing,
@@ -59,7 +59,7 @@ from model.listing import (
     listing_text,
     program_lines,
 )
-from model.vocabulary import (  # noqa: F401 - the special tokens are this module's API too (`model.language.STATE_END`)
+from model.prompt.vocabulary import (  # noqa: F401 - the special tokens are this module's API too (`model.prompt.language.STATE_END`)
     ACTION_SEP,
     ACTION_TOKENS,
     ARG_SEP,
@@ -173,7 +173,7 @@ def render_header(program: str, breakpoints: Sequence[int], listing: Listing | N
 
     Blank lines are left out (their numbers are skipped); ``<|`` inside the source is written
     ``< |`` so the listing cannot contain a special token. `listing` (from
-    `model.listing.choose_listing`; None: the whole program) says which lines of the program and
+    `model.prompt.listing.choose_listing`; None: the whole program) says which lines of the program and
     of the other user files in `modules` (path -> source) are shown.
     """
     parts = [BOS, SRC_SEP]

@@ -1,6 +1,6 @@
 """How sure the model is of a predicted state: raw scores from token log-probs, and their calibration.
 
-A predicted state is the text the model generated (`model.language`): the stop's location (reason
+A predicted state is the text the model generated (`model.prompt.language`): the stop's location (reason
 token, each frame's name, file and line; an exit's ending and code) and each frame's locals, a JSON
 object of ``"name":"repr"`` pairs, possibly ending with ``..`` (the rest unchanged). `layout` finds
 where each part lies in the text; `raw_scores` turns the generation's per-token log-probs into
@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from model import language as lang
+from model.prompt import language as lang
 
 CALIBRATION_FILE = "calibration.json"
 FIELDS = ("location", "variable")
@@ -104,7 +104,7 @@ def _scan_locals(text: str, brace: int) -> tuple[FrameLayout, int]:
 
 
 def layout(text: str) -> StateLayout:
-    """The spans of a state text (as `model.language.render_state` writes it, with or without the stop token).
+    """The spans of a state text (as `model.prompt.language.render_state` writes it, with or without the stop token).
 
     A text that is not a well-formed state gives what could be read (location = the whole text).
     """

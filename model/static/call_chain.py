@@ -1,9 +1,9 @@
 """A stack is a chain of calls: each frame's function can be started by the line of the frame below it.
 
 The flow grammar lets a breakpoint or exception stop show any stack of the program's functions
-(`model.flow.AnyStack`), and a small model fills such stacks with frames no line could have called
+(`model.static.flow.AnyStack`), and a small model fills such stacks with frames no line could have called
 (``clean`` on ``clean`` on ``clean`` for a function that never calls itself). `pushes_by_frame`
-answers, from the static call analysis of `model.flow` (`startable_from`: the functions a line can call,
+answers, from the static call analysis of `model.static.flow` (`startable_from`: the functions a line can call,
 the classes' ``__init__``, comprehensions run on it, and what library code may call back), which
 functions a frame stopped on a line can have started; `ChainCheckedConstraint` refuses a predicted
 stack with a new frame that the frame below it cannot have started. Checked on recorded stacks
@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from model import language as lang
+from model.prompt import language as lang
 
 _FRAME = re.compile("(" + re.escape(lang.FRAME_SEP) + "|" + re.escape(lang.CALL_SEP) + r")((?:(?!<\|).)+?)"
                     + "((?:" + re.escape(lang.SRC_SEP) + r'"(?:[^"\\]|\\.)*")?)' + re.escape(lang.LINE_SEP) + r"(\d*)", re.DOTALL)  # fmt: skip
@@ -24,7 +24,7 @@ _FRAME = re.compile("(" + re.escape(lang.FRAME_SEP) + "|" + re.escape(lang.CALL_
 @lru_cache(maxsize=256)
 def callable_from(program: str, name: str, line: int) -> frozenset[str] | None:
     """The names of the frames a frame `name` stopped on `line` can have started (None: unknown)."""
-    from model.flow import FlowUnavailable, program_flow, startable_from
+    from model.static.flow import FlowUnavailable, program_flow, startable_from
 
     try:
         flow = program_flow(program)

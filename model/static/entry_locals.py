@@ -4,7 +4,7 @@ At the first stop of a new call (the function's first body line) the frame's loc
 parameters and the free variables it reads from enclosing functions, nothing else: no body line has
 run yet. debugpy lists them in pydevd's order (plain names, ``_x``, ``__x``; sorted within each
 group) and hides dunders and values that are functions, classes or modules. So for every function
-the analysis can place (`model.flow.program_flow`), `entry_locals(program)` gives, per (frame name,
+the analysis can place (`model.static.flow.program_flow`), `entry_locals(program)` gives, per (frame name,
 entry line), the names that may appear there in order, and which of them must:
 
 - a parameter must appear, unless its value may be hidden: it is called in the body (``key(x)``),
@@ -14,9 +14,9 @@ entry line), the names that may appear there in order, and which of them must:
 - ``__class__`` (the cell ``super()`` uses) never appears (a dunder, and a class).
 
 `entry_locals_regex` turns one spec into the locals part of the state grammar
-(`model.language.FULL_LOCALS_RE` narrowed to those keys in that order). It narrows ``inv_step_call``,
+(`model.prompt.language.FULL_LOCALS_RE` narrowed to those keys in that order). It narrows ``inv_step_call``,
 whose answer is exactly such a first stop (CruxEval-I's arguments;
-`model.constraints.InverseCallConstraint`). Forward steps into a call are not narrowed: measured on
+`model.decode.constraints.InverseCallConstraint`). Forward steps into a call are not narrowed: measured on
 CruxEval-O, a model forced off the keys it wanted wrote values that never ended (docs/inference.md).
 """
 from __future__ import annotations
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from model import language as lang
-from model.flow import decorator_name
-from model.flow_regex import alt, kept_frames
-from model.param_kinds import bound_names, closed_program, param_starts
-from model.value_kinds import starts_value_regex
+from model.prompt import language as lang
+from model.static.flow import decorator_name
+from model.static.flow_regex import alt, kept_frames
+from model.static.param_kinds import bound_names, closed_program, param_starts
+from model.static.value_kinds import starts_value_regex
 from protocol.debugger import display_key
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class EntryLocals:
 
     names: tuple[str, ...]
     required: frozenset[str]
-    starts: tuple[tuple[str, tuple[str, ...]], ...] = ()  # name -> its value's repr starts (`model.param_kinds`)
+    starts: tuple[tuple[str, tuple[str, ...]], ...] = ()  # name -> its value's repr starts (`model.static.param_kinds`)
 
     def allows(self, keys: list[str]) -> bool:
         """Whether a first stop showing `keys` (in order) fits the spec."""
@@ -120,7 +120,7 @@ def entry_locals(program: str) -> dict[tuple[str, int], EntryLocals]:
 @lru_cache(maxsize=32)
 def _entry_specs(program: str) -> tuple[dict[tuple[str, int], EntryLocals], frozenset[str]]:
     """(`entry_locals`, the names of functions some of whose first stops have no spec)."""
-    from model.flow import EXIT, FlowUnavailable, program_flow
+    from model.static.flow import EXIT, FlowUnavailable, program_flow
 
     try:
         flow = program_flow(program)
@@ -183,7 +183,7 @@ def inverse_call_regex(program: str, later: "State", *, include_end: bool = True
     those locals in full (or as a delta when no local was added since: when `later` shows a name
     the entry cannot have, that name disappeared, and the language writes the locals in full). A
     step stop, no return value or exception; printed text may follow. Frames of other files: None. After a return, with
-    `typed`, each argument begins as `model.param_kinds` says (the call returned normally, so what
+    `typed`, each argument begins as `model.static.param_kinds` says (the call returned normally, so what
     it certainly evaluated did not fail). Without `names`, the first stop is placed but its locals are any
     object (`model.decoding`'s plain rules).
     """

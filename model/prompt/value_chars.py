@@ -28,9 +28,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from model.confidence import json_string_end
-from model.language import _SPLIT_RE, LINE_SEP, RETURN_SEP, SPECIAL_TOKENS
-from model.tokenizer import CONFIG_FILE
+from model.decode.confidence import json_string_end
+from model.prompt.language import _SPLIT_RE, LINE_SEP, RETURN_SEP, SPECIAL_TOKENS
+from model.prompt.tokenizer import CONFIG_FILE
 
 VALUE_CHARS_KEY = "neural_debugger_value_chars"  # in tokenizer_config.json: true = this model's data was packed so
 
@@ -255,7 +255,7 @@ def encode_value_chars(tokenizer: Any, text: str) -> list[int]:
 def encode_text(tokenizer: Any, text: str, value_chars: bool | None = None) -> list[int]:
     """Token ids of model text (no BOS/EOS added), the way the model was trained: with value chars when
     `value_chars` (None: when the tokenizer carries the flag), else exactly ``tokenizer.encode(text)``."""
-    from model.tokenizer import encode
+    from model.prompt.tokenizer import encode
 
     if value_chars is None:
         value_chars = value_chars_enabled(tokenizer)

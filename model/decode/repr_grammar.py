@@ -11,7 +11,7 @@ angle-bracket descriptions taken as opaque text (``<class 'int'>``, ``<function 
 the start of one), or None. It also refuses a dict or set literal with the same key twice (a
 builtin's repr is canonical: the same key is the same text). A repr holding ``...`` (debugpy's cut
 of a long value, or a recursive container) is not judged. One left-to-right pass, no backtracking,
-so a constrained decoder can ask it after every token (`model.repr_check`).
+so a constrained decoder can ask it after every token (`model.decode.repr_check`).
 """
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ Only when nothing else can intervene: the statement (or compound statement's hea
 has one call and no lambda, comprehension, ``await``, ``yield`` or ``:=``; ``f`` is a module-level
 ``def`` (not ``async``, not decorated, not a generator, no positional-only parameters) and the name ``f`` is bound nowhere else in
 the program; the call has no ``*`` or ``**`` arguments and binds without a ``TypeError``. The
-flow grammar (`model.flow_regex`) then writes those parameters' values as fixed text, and when every
+flow grammar (`model.static.flow_regex`) then writes those parameters' values as fixed text, and when every
 parameter is known (`KnownEntry.complete`: a module-level function has no free variables), the
 whole locals object.
 """
@@ -27,7 +27,7 @@ import ast
 from dataclasses import dataclass
 from functools import lru_cache
 
-from model import language as lang
+from model.prompt import language as lang
 from protocol.debugger import State, display_key
 
 MAX_ITEMS = 19  # debugpy's SafeRepr shows at most 19 items of a nested collection (59 at the top)

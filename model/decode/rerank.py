@@ -16,7 +16,7 @@ answer (the stop token included), and ``check(c)`` is a second opinion where one
   arguments the model run backwards proposed).
 
 For ``inv_step_call`` just after a call returned, the score also subtracts ``evidence_weight`` per use
-of a parameter that the candidate's argument contradicts (`model.arg_evidence`: ``text.endswith(x)``
+of a parameter that the candidate's argument contradicts (`model.decode.arg_evidence`: ``text.endswith(x)``
 with ``x = 3``): static evidence from the function's body, soft because a use in a branch that did
 not run proves nothing.
 
@@ -28,7 +28,7 @@ such loop-backs in `tracegen synth --count 1500 --seed 999`), but the model, cop
 locals, answers it often: soft, since a loop over equal items does it.
 
 Nothing is run: every number is a probability under the model (the mean under the session's model and its
-companions after `inv_step_call`, `model.ensemble`), or read from the source. The greedy answer wins ties,
+companions after `inv_step_call`, `model.backends.ensemble`), or read from the source. The greedy answer wins ties,
 and is kept when no candidate can be scored (a backend without teacher forcing, a prompt too long).
 """
 from __future__ import annotations
@@ -55,7 +55,7 @@ class Candidate:
     likelihood: float  # log P(this answer | the prompt); -inf when it could not be scored
     check: float | None = None  # log P(what is known | this answer), where a check exists; -inf: could not be scored
     greedy: bool = False
-    violations: int = 0  # uses of the arguments this answer contradicts (`model.arg_evidence`), where read
+    violations: int = 0  # uses of the arguments this answer contradicts (`model.decode.arg_evidence`), where read
     stale: bool = False  # a coarse action's answer back in the same frame with nothing changed (`is_stale`)
 
     def total(self, check_weight: float = CHECK_WEIGHT, evidence_weight: float = EVIDENCE_WEIGHT,

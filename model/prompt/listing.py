@@ -1,6 +1,6 @@
 """Which source lines the prompt shows: a listing whose size does not grow with the program.
 
-A short program is listed whole, exactly as `model.language.render_header` always did. A
+A short program is listed whole, exactly as `model.prompt.language.render_header` always did. A
 program whose listing does not fit the listing budget is shown through the code that matters at
 one stop (`choose_listing`), every line with its real number, each run of hidden lines replaced
 by one marker line ``<|line_sep|>..`` (``..`` reads as in a delta: "the rest, not written"). Other
@@ -26,7 +26,7 @@ A statement written on several lines (up to `MAX_SPAN`; a compound one: its head
 whole. Lines are taken in that order (ties: file, then line number), each one that still fits
 the budget with its markers; a line too long for what is left is passed over. A bounded listing
 fills 7/8 of its budget (`SLACK`). `needs` is what tiers 0 and 1 hold for a stop: a listing
-*covers* a stop when it shows all of it. `model.language.window_listing` is the one rule a session and the
+*covers* a stop when it shows all of it. `model.prompt.language.window_listing` is the one rule a session and the
 training windows apply at every stop: keep the current listing while it covers the stop and
 fits beside it, else choose a new one for that stop (and start a new window there).
 """
@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from model.vocabulary import LINE_SEP, SRC_SEP, json_string
+from model.prompt.vocabulary import LINE_SEP, SRC_SEP, json_string
 from protocol.debugger import Frame, State
 
 STATE_RESERVE = 384  # tokens a prompt leaves for the predicted state (the session's default max_state_tokens)

@@ -1,17 +1,17 @@
 """What a function's body says about the kind of each argument, as evidence to rank answers by (nothing is run).
 
-`model.param_kinds` narrows ``inv_step_call``'s answer by what the body *certainly* evaluates; this
+`model.static.param_kinds` narrows ``inv_step_call``'s answer by what the body *certainly* evaluates; this
 module gathers softer evidence from *every* use of a parameter the body makes before rebinding it,
 in any branch or loop: ``text.endswith(suffix)`` says that ``suffix`` is a str or a tuple,
 ``'-'.join(items)`` that ``items`` holds strs, ``range(n)`` that ``n`` is an int, ``x + 'a'`` that
 ``x`` is a str. A use in a branch that never ran proves nothing, so the evidence is not a
-constraint: `model.rerank` prefers, among several drawn answers, the one that contradicts fewer
+constraint: `model.decode.rerank` prefers, among several drawn answers, the one that contradicts fewer
 uses (`violations`), and its likelihood decides among equals.
 
-Each use is a `Use`: the parameter, the builtin kinds (`model.value_kinds.KINDS`) its value may have
+Each use is a `Use`: the parameter, the builtin kinds (`model.static.value_kinds.KINDS`) its value may have
 for that use to succeed, and whether it applies to the value itself or to each of its elements (the
 items of a list, tuple or set, the keys of a dict, the characters of a str). Only closed programs
-(`model.param_kinds.closed_program`: no imports, no classes) are read, where every value is a builtin
+(`model.static.param_kinds.closed_program`: no imports, no classes) are read, where every value is a builtin
 one. A parameter the body tests with ``isinstance``/``type`` or reuses as a loop variable gives no
 evidence, nor do uses inside a ``try`` body (a failure there may be caught) or after the parameter
 is rebound by a statement the body always runs.
@@ -24,8 +24,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from model.param_kinds import bound_names, closed_program
-from model.value_kinds import KIND_TYPES, KINDS, repr_kind
+from model.static.param_kinds import bound_names, closed_program
+from model.static.value_kinds import KIND_TYPES, KINDS, repr_kind
 
 NUMBER = frozenset({"int", "float", "bool"})
 INTEGER = frozenset({"int", "bool"})

@@ -1,6 +1,6 @@
 """The builtin kind of a value, told by the first characters of its repr (``'`` str, ``[`` list...).
 
-A static analysis that knows a value's kind (`model.return_kinds`) narrows the value's text in the
+A static analysis that knows a value's kind (`model.static.return_kinds`) narrows the value's text in the
 state grammar to reprs that begin the way that kind's reprs begin (`kinds_value_regex`), so the
 model cannot write ``False`` where a function can only return a string. `repr_kind` reads the kind
 back from a recorded repr (to check the analysis against real recordings).
@@ -11,7 +11,7 @@ import ast
 import re
 from collections.abc import Iterable
 
-from model import language as lang
+from model.prompt import language as lang
 
 # the builtin types whose kind a repr's first characters tell
 KIND_TYPES: dict[str, type] = {"str": str, "bytes": bytes, "int": int, "float": float, "bool": bool, "None": type(None),

@@ -11,10 +11,10 @@ complex, string, bytes, bool or None literal) it keeps its repr too. A mutable v
 may change through any alias, and stays free.
 
 `kept_locals(program, previous)` gives, per frame of the stack (outermost first), the names the
-step may rebind there and the immutable values it must keep, from `model.frame_names`' binding
+step may rebind there and the immutable values it must keep, from `model.static.frame_names`' binding
 sites (so the same programs are left out: ``exec``, ``globals()``, class bodies...; a program that
 defines ``__repr__`` too, since its reprs can look like literals). The flow grammar
-(`model.flow_regex`) then allows a continued frame's delta to list only those names and, written in
+(`model.static.flow_regex`) then allows a continued frame's delta to list only those names and, written in
 full, the kept values unchanged. Checked on recorded runs (tests/test_line_effects.py).
 """
 from __future__ import annotations
@@ -85,8 +85,8 @@ def is_immutable_repr(text: str) -> bool:
 def _rebinds(program: str) -> tuple[dict[tuple[str, int], frozenset[str]], frozenset[str]]:
     """((code object name, line) -> the names a step from a stop there may rebind in that frame, the names of
     generator and coroutine code objects)."""
-    from model.flow import FlowUnavailable, program_flow
-    from model.frame_names import _bindings, _header_lines, frame_names
+    from model.static.flow import FlowUnavailable, program_flow
+    from model.static.frame_names import _bindings, _header_lines, frame_names
 
     if "__repr__" in program or not frame_names(program):
         return {}, frozenset()

@@ -2,7 +2,7 @@
 or set literal with a repeated key, nothing.
 
 `repr_problem(text, partial)` says why a repr (or, with `partial`, the start of one) cannot be what
-debugpy shows for a value, or None: `model.repr_grammar` (numbers, strings, the few bare names,
+debugpy shows for a value, or None: `model.decode.repr_grammar` (numbers, strings, the few bare names,
 brackets, calls of names, ``<...>`` descriptions; keys compared as text, since a builtin's repr is
 canonical). A repr holding ``...`` (debugpy's cut of a long value, or a recursive container) is not judged.
 
@@ -17,14 +17,14 @@ from __future__ import annotations
 import json
 import re
 
-from model import language as lang
-from model.repr_grammar import grammar_problem
+from model.prompt import language as lang
+from model.decode.repr_grammar import grammar_problem
 
 _STRING_RE = re.compile(r'"((?:[^"\\]|\\.)*)(?:(")|\\?\Z)', re.DOTALL)
 
 
 def repr_problem(text: str, *, partial: bool = False) -> str | None:
-    """Why `text` cannot be a builtin value's repr (None: it can, or it is not judged); see `model.repr_grammar`."""
+    """Why `text` cannot be a builtin value's repr (None: it can, or it is not judged); see `model.decode.repr_grammar`."""
     return grammar_problem(text, partial=partial)
 
 

@@ -1,6 +1,6 @@
 """Byte-level BPE tokenizer for the neural-debugger language.
 
-Every special token of `model.language.SPECIAL_TOKENS` is one token (added as a special token,
+Every special token of `model.prompt.language.SPECIAL_TOKENS` is one token (added as a special token,
 never split, never merged with its neighbours); digits are split one per token (line numbers and
 integer values tokenize regularly); the rest is byte-level BPE trained on rendered traces and
 Python source. Saved as ``tokenizer.json`` + ``tokenizer_config.json`` that
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from model.language import _SPLIT_RE, BOS, EOS, PAD, SPECIAL_TOKENS, STATE_END, Segment
+from model.prompt.language import _SPLIT_RE, BOS, EOS, PAD, SPECIAL_TOKENS, STATE_END, Segment
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -113,7 +113,7 @@ def load_tokenizer(folder: str | Path) -> "Tokenizer":
 
     path = Path(folder) / TOKENIZER_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"no {TOKENIZER_FILE} in {folder}: train one with model.tokenizer.train_tokenizer")
+        raise FileNotFoundError(f"no {TOKENIZER_FILE} in {folder}: train one with model.prompt.tokenizer.train_tokenizer")
     return Tokenizer.from_file(str(path))
 
 

@@ -6,7 +6,7 @@ or binds only on lines from which the stop's line cannot be reached, cannot be t
 `frame_names(program)` gives, per (code object name, line), the names that may be visible:
 
 - a function: parameters and free variables on every line; a local name on the lines reachable
-  (one or more steps of the line graph, `model.flow.ScopeFlow.succ`) from a line of a statement that
+  (one or more steps of the line graph, `model.static.flow.ScopeFlow.succ`) from a line of a statement that
   binds it (an assignment, ``for`` target, ``with ... as``, ``except ... as``, import, def, walrus);
 - the module: its global names likewise, plus every name some function declares ``global`` (that
   function may have run);
@@ -15,7 +15,7 @@ or binds only on lines from which the stop's line cannot be reached, cannot be t
 
 Class bodies, lambdas, comprehensions and names two code objects share are left out (None: any
 name). Dunders are never shown (hidden by debugpy). Used by the flow grammar
-(`model.flow_regex`) for the locals of the stop's top frame. Checked on recorded runs
+(`model.static.flow_regex`) for the locals of the stop's top frame. Checked on recorded runs
 (tests/test_frame_names.py, `bench/flow_coverage.py`).
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ def frame_names(program: str) -> dict[tuple[str, int], frozenset[str]]:
 
 @lru_cache(maxsize=32)
 def _analyse(program: str) -> tuple[tuple[tuple[str, int], frozenset[str]], ...]:
-    from model.flow import FlowUnavailable, program_flow
+    from model.static.flow import FlowUnavailable, program_flow
 
     try:
         flow = program_flow(program)
@@ -107,7 +107,7 @@ def _scope_names(scope, always: set[str], bound: dict[str, set[int]], *, extra: 
 
 def _bound_lines(scope, sites: list[tuple[str, ast.AST]]) -> dict[str, set[int]]:  # noqa: ANN001
     """Name -> the lines where it may be bound: reachable in one or more steps from a line of a binding statement."""
-    from model.flow import EXIT
+    from model.static.flow import EXIT
 
     starts: dict[str, set[int]] = {}
     at: dict[str, set[int]] = {}
