@@ -373,6 +373,7 @@ def check_watches(observations: dict[str, Any], session: AdapterSession,
             if adapter is None:
                 problems.append(Mismatch(index, "data breakpoint", f"the session ended; the recorder stops at {want.location}"))
                 continue
+            # the old -> new text the adapter must show (module-level watches: the scenario's are)
             changed = [(name, before.frames[-1].locals.get(name), value) for name, value in want.frames[-1].locals.items()
                        if before.frames[-1].locals.get(name) not in (None, value)]
             text = "; ".join(f"{name}: {old} -> {new}" for name, old, new in changed)
