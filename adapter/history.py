@@ -75,7 +75,7 @@ def runs(rows: Sequence[HistoryRow], compared: bool) -> list[HistoryRun]:
 
 
 def summary(rows: Sequence[HistoryRow], limit: int = 6) -> str:
-    """The distinct values in order, ``0 → 2 → 5`` (the last `limit` of them)."""
+    """The values in the order they were taken, ``0 → 2 → 5`` (one taken again shows again; the last `limit` of them)."""
     values: list[str] = []
     for row in rows:
         if not values or values[-1] != row.value:

@@ -336,3 +336,57 @@ def check_summary(observations: dict[str, Any], session: AdapterSession, stops_s
     elif int(match[1]) != int(match[2]) or int(match[2]) < stops_seen:
         problems.append(Mismatch(-1, "comparison summary", f"{line!r} (the oracle should match debugpy at all {stops_seen} stops)"))
     return problems
+
+
+def ui_scope_rows(rows: list[dict[str, Any]], scope: str) -> dict[str, str] | None:
+    """``name -> value`` of the variable rows right under scope `scope` of the Variables view (None if it is not shown)."""
+    found: dict[str, str] | None = None
+    for row in rows:
+        level = int(row.get("level") or 0)
+        if level == 1:
+            if found is not None:
+                break
+            if row.get("text", "").split(" ")[0] == scope:
+                found = {}
+        elif found is not None and level == 2:
+            parts = row_parts(row)
+            if parts:
+                found[parts[0]] = parts[2]
+    return found
+
+
+def check_watches(observations: dict[str, Any], session: AdapterSession,
+                  watched: dict[int, tuple[State, State]]) -> list[Mismatch]:
+    """Break on Value Change from VS Code's Variables view: the adapter took the data breakpoints VS Code set,
+    and each Continue after them stopped (reason ``data breakpoint``, old -> new) where the recorder's run
+    first changes a watched value; the History scope VS Code shows is the one the adapter sent."""
+    problems: list[Mismatch] = []
+    stops = observations.get("stops", [])
+    adapter_stops = iter(session.stops)
+    paired = [(i, s, next(adapter_stops, None) if s["event"] == "stopped" else None) for i, s in enumerate(stops)]
+    for index, observed, adapter in paired:
+        if observed.get("watched") and (adapter is None or not any(b.get("verified") for b in adapter.data_breakpoints)):
+            problems.append(Mismatch(index, "data breakpoint", f"VS Code set {observed['watched']}; the adapter answered "
+                                     f"{adapter.data_breakpoints if adapter else 'nothing'}"))
+        if index in watched:
+            before, want = watched[index]
+            if adapter is None:
+                problems.append(Mismatch(index, "data breakpoint", f"the session ended; the recorder stops at {want.location}"))
+                continue
+            # the old -> new text the adapter must show (module-level watches: the scenario's are)
+            changed = [(name, before.frames[-1].locals.get(name), value) for name, value in want.frames[-1].locals.items()
+                       if before.frames[-1].locals.get(name) not in (None, value)]
+            text = "; ".join(f"{name}: {old} -> {new}" for name, old, new in changed)
+            if adapter.reason != "data breakpoint" or adapter.stack != want.location or not text or text not in (adapter.description or ""):
+                problems.append(Mismatch(index, "data breakpoint", f"adapter stopped ({adapter.reason}) at {adapter.stack}: "
+                                         f"{adapter.description!r}; the recorder's run changes {text!r} at {want.location}"))
+            label = observed.get("stackState") or ""
+            if text and text not in label:
+                problems.append(Mismatch(index, "Call Stack view", f"the state label {label!r} does not say {text!r}"))
+        if observed.get("history") is not None:
+            shown = ui_scope_rows(observed["history"], "History")
+            ref = adapter.scopes.get("History") if adapter else None
+            sent = {v["name"]: squash(v.get("value", "")) for v in (adapter.children.get(ref, []) if ref else [])}
+            if not shown or {k: squash(v) for k, v in shown.items()} != sent:
+                problems.append(Mismatch(index, "History scope", f"VS Code shows {shown}, the adapter sent {sent or 'no History scope'}"))
+    return problems

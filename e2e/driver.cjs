@@ -409,6 +409,59 @@ async function expandLocal(page, name, timeoutMs) {
   return (await settledViews(page, 3000)).variables;
 }
 
+function tapCount(tapLog, command) {
+  // How many successful responses to `command` the adapter has sent so far.
+  let text = '';
+  try {
+    text = fs.readFileSync(tapLog, 'utf8');
+  } catch (err) {
+    return 0;
+  }
+  let count = 0;
+  for (const line of text.split('\n')) {
+    if (!line.includes(`"${command}"`)) {
+      continue;
+    }
+    try {
+      const entry = JSON.parse(line);
+      count += entry.dir === 'out' && entry.msg.type === 'response' && entry.msg.command === command && entry.msg.success ? 1 : 0;
+    } catch (err) {
+      // a line being written
+    }
+  }
+  return count;
+}
+
+async function breakOnValueChange(page, name, tapLog, timeoutMs) {
+  // Right-click the Locals row of `name` -> "Break on Value Change" (VS Code shows the item when the
+  // adapter's dataBreakpointInfo gives a dataId), then wait for VS Code's setDataBreakpoints to be answered.
+  const before = tapCount(tapLog, 'setDataBreakpoints');
+  const row = page.locator('.debug-variables .monaco-list-row[aria-level="2"]')
+    .filter({ has: page.locator('.expression .name', { hasText: new RegExp(`^\\s*${name}\\s*(:|=)?\\s*$`) }) }).first();
+  await row.click({ button: 'right', timeout: timeoutMs });
+  const item = page.getByRole('menuitem', { name: 'Break on Value Change' }).first();
+  await item.waitFor({ state: 'visible', timeout: timeoutMs });
+  await item.click();
+  await waitFor(`the adapter's answer to setDataBreakpoints after Break on Value Change on ${name}`, timeoutMs,
+    async () => tapCount(tapLog, 'setDataBreakpoints') > before);
+  return name;
+}
+
+async function expandScope(page, scope, timeoutMs) {
+  // Expand the Variables view's scope row `scope` (unless it is) and return the view's rows once its variables show.
+  const row = page.locator('.debug-variables .monaco-list-row[aria-level="1"]', { hasText: scope }).first();
+  await row.waitFor({ state: 'visible', timeout: timeoutMs });
+  if ((await row.getAttribute('aria-expanded')) !== 'true') {
+    await row.locator('.monaco-tl-twistie').first().click();
+  }
+  await waitFor(`the variables of the ${scope} scope`, timeoutMs, async () => {
+    const rows = (await readViews(page)).variables;
+    const at = rows.findIndex((r) => r.level === 1 && r.text.split(' ')[0] === scope);
+    return at >= 0 && rows[at + 1] && rows[at + 1].level === 2;
+  });
+  return (await settledViews(page, 3000)).variables;
+}
+
 async function replRows(page) {
   return page.evaluate(() => Array.from(document.querySelectorAll('.repl .monaco-list-row'))
     .map((row) => row.innerText.replace(/\s+/g, ' ').trim()));
@@ -560,6 +613,16 @@ async function main() {
         await page.screenshot({ path: path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-hover-${spec.word}.png`) });
       }
       await page.mouse.move(5, 5);
+      for (const name of event === 'stopped' ? step.watch || [] : []) {
+        result.phase = `Break on Value Change on ${name} at step ${index}`;
+        stop.watched = (stop.watched || []).concat([await breakOnValueChange(page, name, scenario.tapLog, t.ui)]);
+        await page.keyboard.press('Escape');
+      }
+      if (event === 'stopped' && step.history) {
+        result.phase = `expand the History scope at step ${index}`;
+        stop.history = await expandScope(page, 'History', t.ui);
+        await page.screenshot({ path: path.join(scenario.outDir, `stop-${String(index).padStart(2, '0')}-history.png`) });
+      }
       const low = event === 'stopped' && scenario.expandLow && !result.expandedLow ? lowConfidenceLocals(stop.variables) : [];
       if (low.length > 0) {
         // The first low-confidence local: `?name` in the Debug Console, then its row expanded (the model's

@@ -244,7 +244,8 @@ def run_driver(tools: Tools, home: Path, scenario: Scenario, url: str, tap_log: 
     steps = []
     for step in scenario.steps:
         hovers = [{"line": h.line, "word": h.word, "lineText": lines[h.line - 1]} for h in step.hover]
-        steps.append({"action": step.action, "hover": hovers, "console": step.console})
+        steps.append({"action": step.action, "hover": hovers, "console": step.console, "watch": step.watch,
+                      "history": step.history})
     spec = {"url": url, "tapLog": str(tap_log), "outDir": str(out_dir), "program": program.name,
             "breakpoints": scenario.breakpoints, "steps": steps, "chromium": str(tools.chromium),
             "readConsoleAtEnd": read_console_at_end, "consoleOpen": scenario.console_open, "hoverLow": scenario.hover_low,

@@ -31,6 +31,9 @@ class UiStep(BaseModel):
     action: UiAction
     hover: list[Hover] = Field(default_factory=list)
     console: list[str] = Field(default_factory=list)  # expressions typed in the Debug Console
+    # Locals of the top frame to right-click in the Variables view -> "Break on Value Change" at this stop
+    watch: list[str] = Field(default_factory=list)
+    history: bool = False  # expand the Variables view's History scope at this stop
 
 
 class Scenario(BaseModel):
@@ -100,6 +103,36 @@ def expected_states(scenario: Scenario, repo_root: Path) -> list[State]:
     return expected
 
 
+def watched_stops(scenario: Scenario, repo_root: Path) -> dict[int, tuple[State, State]]:
+    """For each UI step that continues with data breakpoints set: (the stop before, the recorder's stop).
+
+    The recorder (tracegen's fast recorder, debugpy's stops) replays the UI steps; a continue after a step
+    with `watch` takes stepIn steps until a watched local of the frame it was set in changes, as the
+    adapter's oracle must. Only the forward actions start, continue, next, stepIn, stepOut are replayed.
+    """
+    from adapter.watch import WatchTarget
+    from tracegen.fast import ReplaySession, record_program
+
+    replay = ReplaySession(record_program(path=str(repo_root / scenario.program)), scenario.breakpoints, stop_on_entry=True)
+    state = replay.start()
+    targets: list[WatchTarget] = []
+    found: dict[int, tuple[State, State]] = {}
+    for index, step in enumerate(scenario.steps):
+        if index > 0 and step.action == "continue" and targets:
+            before, last = state, [t.read(state) for t in targets]
+            while not state.finished:
+                state = replay.step(Action.parse("stepIn"))
+                now = [t.read(state) for t in targets]
+                if any(a is not None and b is not None and a != b for a, b in zip(last, now)):
+                    break
+                last = now
+            found[index] = (before, state)
+        elif index > 0:
+            state = replay.step(Action.parse(step.action))
+        targets += [WatchTarget.at(state, 0, name) for name in step.watch]
+    return found
+
+
 def demo_scenario() -> Scenario:
     """examples/demo.py: every kind of step, a breakpoint, a hover and the Debug Console."""
     steps = [UiStep(action="start")]
@@ -155,3 +188,11 @@ def adapter_exits_scenario() -> Scenario:
     """F5 with neuralDebugger.command naming a program that exits at once: VS Code says so."""
     return Scenario(name="adapter-exits", program="examples/demo.py", steps=[UiStep(action="start")], adapter="exits",
                     notification=["exited before answering VS Code (exit code 3)", "Run that command in a terminal"])
+
+
+def beyond_scenario() -> Scenario:
+    """examples/loops.py, oracle: Break on Value Change on a local from the Variables view, Continue to where
+    the real program changes it (through a call), and the History scope there (opt-in: ``--beyond``)."""
+    steps = [UiStep(action="start"), UiStep(action="continue", watch=["results"]),
+             UiStep(action="continue", history=True)]
+    return Scenario(name="beyond", program="examples/loops.py", breakpoints=[14], steps=steps)

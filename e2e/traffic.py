@@ -39,6 +39,8 @@ class AdapterStop:
     locals_sent: list[dict[str, Any]] = field(default_factory=list)  # the Locals scope's Variables as sent (first answer)
     locals_answers: list[list[dict[str, Any]]] = field(default_factory=list)  # every answer for the Locals scope (VS Code asks again after a console evaluation)
     children: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # variables answers by reference
+    scopes: dict[str, int] = field(default_factory=dict)  # the top frame's scopes: name -> variablesReference
+    data_breakpoints: list[dict[str, Any]] = field(default_factory=list)  # setDataBreakpoints answers at this stop
 
 
 @dataclass
@@ -127,6 +129,7 @@ def adapter_session(entries: list[dict[str, Any]]) -> AdapterSession:
                 top_frame_ids.add(frames[0].get("id"))
         elif command == "scopes" and args.get("frameId") in top_frame_ids:
             for scope in body.get("scopes", []):
+                stop.scopes[str(scope.get("name"))] = int(scope.get("variablesReference") or 0)
                 if scope.get("name") == "Locals":
                     locals_refs.add(scope["variablesReference"])
                     if scope.get("namedVariables") == 0 and stop.locals is None:
@@ -138,6 +141,8 @@ def adapter_session(entries: list[dict[str, Any]]) -> AdapterSession:
                 stop.locals_sent = list(body.get("variables", []))
         elif command == "variables":
             stop.children.setdefault(int(args.get("variablesReference") or 0), []).extend(body.get("variables", []))
+        elif command == "setDataBreakpoints":
+            stop.data_breakpoints.extend(body.get("breakpoints", []))
         elif command == "evaluate":
             stop.evaluations.append(Evaluation(args.get("expression", ""), args.get("context", ""), body.get("result"),
                                                reference=int(body.get("variablesReference") or 0),

@@ -255,3 +255,27 @@ def test_a_long_value_is_shown_cut_at_vs_codes_limit() -> None:
     assert same_values({"x": sent[:1024] + "..."}, {"x": sent}) and same_values({"x": "1"}, {"x": "1"})
     assert not same_values({"x": sent[:1000] + "..."}, {"x": sent}) and not same_values({"x": "2"}, {"x": "1"})
     assert not same_values({"x": "1"}, {"x": "1", "y": "2"}) and not same_values(None, {})
+
+
+def test_watched_stop_is_where_the_recorder_changes_the_value_and_the_check_says_when_not() -> None:
+    from e2e.check import check_watches
+    from e2e.scenario import beyond_scenario, watched_stops
+    from e2e.traffic import AdapterSession
+
+    scenario = beyond_scenario()
+    watched = watched_stops(scenario, REPO)
+    before, after = watched[2]
+    assert (before.location, after.location) == ([("<module>", 14)], [("<module>", 13)])
+    assert (before.top.locals["results"], after.top.locals["results"]) == ("{}", "{1: 0}")
+    history_rows = [{"level": 1, "text": "Locals"}, {"level": 1, "text": "History"},
+                    {"level": 2, "text": "results = {} → {1: 0}", "name": "results =", "value": "{} → {1: 0}"}]
+    observed = [{"event": "stopped", "stack": []}, {"event": "stopped", "stack": [], "watched": ["results"]},
+                {"event": "stopped", "stack": [], "stackState": "data breakpoint: results: {} -> {1: 0}", "history": history_rows}]
+    right = AdapterStop(reason="data breakpoint", stack=[("<module>", 13)], description="data breakpoint: results: {} -> {1: 0}",
+                        scopes={"History": 7}, children={7: [{"name": "results", "value": "{} → {1: 0}"}]})
+    armed = AdapterStop(reason="breakpoint", data_breakpoints=[{"verified": True}])
+    session = AdapterSession(stops=[AdapterStop(reason="entry"), armed, right])
+    assert check_watches({"stops": observed}, session, watched) == []
+    wrong = AdapterStop(reason="data breakpoint", stack=[("<module>", 14)], description="data breakpoint: results: {} -> {1: 0}")
+    problems = check_watches({"stops": observed}, AdapterSession(stops=[AdapterStop(reason="entry"), armed, wrong]), watched)
+    assert {p.what for p in problems} == {"data breakpoint", "History scope"}

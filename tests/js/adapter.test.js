@@ -3,21 +3,12 @@
 // evaluate, continue to the end, disconnect.
 //
 // Run: node --test tests/js/  (pytest runs it: tests/test_adapter_debugclient.py)
-// Environment: NEURAL_DEBUGGER_CMD (the adapter executable; default: the repo's .venv/bin/neural-debugger),
-//              NEURAL_BACKEND (default "oracle"), NEURAL_MODEL (checkpoint folder for a model backend).
+// Environment: see client.js.
 'use strict';
 
 const assert = require('node:assert');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { test, beforeEach, afterEach } = require('node:test');
-const { DebugClient } = require('@vscode/debugadapter-testsupport');
-
-const REPO = path.resolve(__dirname, '..', '..');
-const COMMAND = process.env.NEURAL_DEBUGGER_CMD || path.join(REPO, '.venv', 'bin', 'neural-debugger');
-const BACKEND = process.env.NEURAL_BACKEND || 'oracle';
-const TIMEOUT = Number(process.env.NEURAL_TIMEOUT_MS || 30000);
+const client = require('./client');
 
 const PROGRAM_TEXT = [
   'def check(v):', //             1
@@ -33,15 +24,12 @@ const PROGRAM_TEXT = [
   '', //                          11
   'res = run([1, 2])', //         12
   'print(res)', //                13
-  '',
-].join('\n');
+];
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neural-dc-'));
-const PROGRAM = path.join(dir, 'prog.py');
-fs.writeFileSync(PROGRAM, PROGRAM_TEXT);
+const PROGRAM = client.writeProgram('prog.py', PROGRAM_TEXT);
 
 function launchArgs(extra) {
-  const args = { program: PROGRAM, backend: BACKEND, stopOnEntry: false, ...extra };
+  const args = { program: PROGRAM, backend: client.BACKEND, stopOnEntry: false, ...extra };
   if (process.env.NEURAL_MODEL) args.model = process.env.NEURAL_MODEL;
   return args;
 }
@@ -49,9 +37,7 @@ function launchArgs(extra) {
 let dc;
 
 beforeEach(async () => {
-  dc = new DebugClient(COMMAND, 'dap', 'neural', { cwd: REPO }, !!process.env.NEURAL_STDERR);
-  dc.defaultTimeout = TIMEOUT;
-  await dc.start();
+  dc = await client.startClient();
 });
 
 afterEach(async () => {
@@ -60,24 +46,11 @@ afterEach(async () => {
   }
 });
 
-async function topFrame() {
-  const st = await dc.stackTraceRequest({ threadId: 1 });
-  return st.body.stackFrames[0];
-}
-
-async function locals(frameId) {
-  const scopes = await dc.scopesRequest({ frameId });
-  const scope = scopes.body.scopes.find((s) => s.name === 'Locals');
-  assert.ok(scope, 'a Locals scope');
-  const vars = await dc.variablesRequest({ variablesReference: scope.variablesReference });
-  return Object.fromEntries(vars.body.variables.map((v) => [v.name, v]));
-}
+const topFrame = () => client.topFrame(dc);
+const locals = (frameId) => client.scopeVariables(dc, frameId);
 
 async function stepAndStop(request, reason = 'step') {
-  const stopped = dc.waitForEvent('stopped');
-  await request({ threadId: 1 });
-  const event = await stopped;
-  assert.equal(event.body.reason, reason);
+  await client.stepAndStop(dc, request, reason);
   return topFrame();
 }
 
