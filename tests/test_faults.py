@@ -140,7 +140,7 @@ def test_backend_garbage_gives_a_clear_message(adapter, stand_in, tiny_checkpoin
         start(c, vllm_launch(program_file(tmp_path), tiny_checkpoint, stand_in.url))
         reply = c.request("stepIn", {"threadId": 1})
         text = clear_text(c, reply)
-        expected = {"not_json": "not JSON", "no_choices": "unexpected body", "empty_state": "staying at the previous stop"}[mode]
+        expected = {"not_json": "not JSON", "no_choices": "unexpected body", "empty_state": "still at the previous stop"}[mode]
         assert expected in text, text
         still_usable(c)
         c.ok("disconnect", {})

@@ -268,7 +268,7 @@ def test_the_choice_does_not_depend_on_the_process(tmp_path: Path) -> None:
         "import json, sys\n"
         "sys.path.insert(0, sys.argv[1]); sys.path.insert(0, sys.argv[1] + '/tests')\n"
         "from test_listing import LONG, record, stdlib_program, INTO, OVER\n"
-        "from model import listing as LS\n"
+        "from model.prompt import listing as LS\n"
         "program = stdlib_program('textwrap', LONG['textwrap'])\n"
         "states = record(program, [INTO, INTO, OVER] * 15)\n"
         "out = [LS.choose_listing(s, program, 1500, len, breakpoints=[434, 200]).sections for s in states]\n"

@@ -268,7 +268,7 @@ class HFBackend:
                         continue
                 token = self._choose(logits, temperature, stops, constraint, data, banned)
                 if token is None:
-                    if constraint is None or not choices or backtracks >= MAX_BACKTRACKS:
+                    if constraint is None or not choices or backtracks >= MAX_BACKTRACKS or self._finished(constraint, data):
                         finish = "error"
                         break
                     backtracks += 1  # a dead end: take the last choice back and ban it there
@@ -439,6 +439,12 @@ class HFBackend:
             if self._valid(token, stops, constraint, data):
                 return token
         return None
+
+    @staticmethod
+    def _finished(constraint: Constraint, data: bytes) -> bool:
+        """The text is a whole match that nothing may extend: the end of the answer, not a dead end to back out of."""
+        split = split_utf8(data)
+        return split is not None and not split[1] and constraint.complete(split[0])
 
     def _valid(self, token: int, stops: set[int], constraint: Constraint | None, data: bytes) -> bool:
         if constraint is None:
