@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from protocol.debugger import Action, ActionKind
+from tracegen.posing import join_arguments
 from tracegen.sandbox import Limits
 from train import cruxeval as cx
 from train.eval_cli import DEFAULT_PROBLEMS, ModelSessions, Ranking
@@ -41,8 +42,8 @@ def test_return_state_is_on_the_calling_line() -> None:
 def test_join_arguments_in_signature_order() -> None:
     params = cx.pose(PROBLEM, "output").params
     values = {"kw": "{'z': 1}", "k": "0", "rest": "(5,)", "b": "3", "a": "1"}
-    assert cx.join_arguments(params, values) == "1, 3, *(5,), k=0, **{'z': 1}"
-    assert cx.join_arguments(params, {"a": "1"}) is None
+    assert join_arguments(params, values) == "1, 3, *(5,), k=0, **{'z': 1}"
+    assert join_arguments(params, {"a": "1"}) is None
 
 
 def test_check_output_correct_and_wrong() -> None:

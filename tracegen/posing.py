@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import typer
@@ -30,6 +31,29 @@ MODULE = "<module>"
 POSING_KEY = "posing"
 POSING = "hidden-call"
 
+
+
+def signature_params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, str]]:
+    """A function's parameters in signature order, each with its kind: pos, var (``*args``), kwonly or varkw (``**kw``)."""
+    a = func.args
+    out = [(p.arg, "pos") for p in a.posonlyargs + a.args]
+    if a.vararg is not None:
+        out.append((a.vararg.arg, "var"))
+    out += [(p.arg, "kwonly") for p in a.kwonlyargs]
+    if a.kwarg is not None:
+        out.append((a.kwarg.arg, "varkw"))
+    return out
+
+
+def join_arguments(params: Iterable[tuple[str, str]], values: dict[str, str]) -> str | None:
+    """The argument text of a call from the function's entry locals, in signature order (None if one is missing)."""
+    parts: list[str] = []
+    for name, kind in params:
+        if name not in values:
+            return None
+        value = values[name]
+        parts.append({"pos": value, "var": f"*{value}", "kwonly": f"{name}={value}", "varkw": f"**{value}"}[kind])
+    return ", ".join(parts)
 
 def hide_call_arguments(traj: Trajectory) -> Trajectory | None:
     """`traj` with the returned call's arguments hidden, or None when it does not start like CruxEval-I."""

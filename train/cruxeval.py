@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -42,7 +42,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
-from tracegen.posing import HIDDEN
+from tracegen.posing import HIDDEN, join_arguments, signature_params
 from tracegen.sandbox import Limits, _child_env, _kill_group, _preexec
 
 Mode = Literal["output", "input"]
@@ -125,7 +125,7 @@ def pose(problem: Problem, mode: Mode) -> Posed:
         call_line=call.lineno,
         module_lines=tuple(n.lineno for n in tree.body[:-1]),
         return_lines=tuple(sorted(_return_lines(func))),
-        params=tuple(_params(func)),
+        params=tuple(signature_params(func)),
     )
 
 
@@ -139,28 +139,6 @@ def _return_lines(func: ast.FunctionDef) -> set[int]:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(node))
     return lines
-
-
-def _params(func: ast.FunctionDef) -> list[tuple[str, str]]:
-    a = func.args
-    out = [(p.arg, "pos") for p in a.posonlyargs + a.args]
-    if a.vararg is not None:
-        out.append((a.vararg.arg, "var"))
-    out += [(p.arg, "kwonly") for p in a.kwonlyargs]
-    if a.kwarg is not None:
-        out.append((a.kwarg.arg, "varkw"))
-    return out
-
-
-def join_arguments(params: Iterable[tuple[str, str]], values: dict[str, str]) -> str | None:
-    """The argument text of a call from f's entry locals, in signature order (None if one is missing)."""
-    parts: list[str] = []
-    for name, kind in params:
-        if name not in values:
-            return None
-        value = values[name]
-        parts.append({"pos": value, "var": f"*{value}", "kwonly": f"{name}={value}", "varkw": f"**{value}"}[kind])
-    return ", ".join(parts)
 
 
 # ---------------------------------------------------------------------------------- predicting

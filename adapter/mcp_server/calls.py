@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
-from tracegen.posing import HIDDEN
+from tracegen.posing import HIDDEN, join_arguments, signature_params
 
 RESULT = "result"  # the calling line's target: `result = <call>`
 MAX_CALL_STOPS = 12  # stops after the calling line before giving up (a step out per frame of a recursion, a raise)
@@ -165,29 +165,7 @@ def pose_inputs(source: str, function: str, output: str) -> PosedInputs:
     except (SyntaxError, ValueError, RecursionError):
         raise CallError(f"the output must be one Python value as repr writes it (e.g. [1, 2] or 'text'), not {output[:200]!r}") from None
     program = f"{source.rstrip()}\n\n{RESULT} = {function}({HIDDEN})\n"
-    return PosedInputs(program=program, call_line=len(program.splitlines()), function=function, params=tuple(_params(func)))
-
-
-def _params(func: ast.FunctionDef) -> list[tuple[str, str]]:
-    a = func.args
-    out = [(p.arg, "pos") for p in a.posonlyargs + a.args]
-    if a.vararg is not None:
-        out.append((a.vararg.arg, "var"))
-    out += [(p.arg, "kwonly") for p in a.kwonlyargs]
-    if a.kwarg is not None:
-        out.append((a.kwarg.arg, "varkw"))
-    return out
-
-
-def join_arguments(params: tuple[tuple[str, str], ...], values: dict[str, str]) -> str | None:
-    """The argument text of a call from the function's entry locals, in signature order (None if one is missing)."""
-    parts: list[str] = []
-    for name, kind in params:
-        if name not in values:
-            return None
-        value = values[name]
-        parts.append({"pos": value, "var": f"*{value}", "kwonly": f"{name}={value}", "varkw": f"**{value}"}[kind])
-    return ", ".join(parts)
+    return PosedInputs(program=program, call_line=len(program.splitlines()), function=function, params=tuple(signature_params(func)))
 
 
 def run_inputs(session: Any, posed: PosedInputs, output: str, count: int) -> tuple[list[tuple[str, float]], str | None]:
