@@ -600,25 +600,24 @@ def parse_state(text: str, previous: State | None, program: str, modules: Mappin
     return state
 
 
+def _named_string(text: str, what: str, head: str, value_what: str) -> tuple[str, str]:
+    """A field written as a name (the return value's function, the exception's type) then one JSON string."""
+    name, quote, value = text.partition('"')
+    if not name or not quote:
+        raise ParseError(f"{what} must be {head} then a JSON string, found {text[:60]!r}")
+    literal, rest = _json_str('"' + value, value_what)
+    if rest.strip():
+        raise ParseError(f"unexpected text {rest[:40]!r} after the {what}")
+    return name, literal
+
+
 def _parse_tail(cur: _Cursor, state: State) -> None:
     """The optional return value, exception and stdout fields, then the end of the state."""
     if cur.peek() == RETURN_SEP:
-        _, text = cur.take()
-        name, quote, value = text.partition('"')
-        if not name or not quote:
-            raise ParseError(f"return value must be NAME then a JSON string, found {text[:60]!r}")
-        literal, rest = _json_str('"' + value, "return value")
-        if rest.strip():
-            raise ParseError(f"unexpected text {rest[:40]!r} after the return value")
-        state.return_value = ReturnValue(name=name, value=literal)
+        name, value = _named_string(cur.take()[1], "return value", "NAME", "return value")
+        state.return_value = ReturnValue(name=name, value=value)
     if cur.peek() == EXCEPTION_SEP:
-        _, text = cur.take()
-        etype, quote, value = text.partition('"')
-        if not etype or not quote:
-            raise ParseError(f"exception must be TYPE then a JSON string, found {text[:60]!r}")
-        message, rest = _json_str('"' + value, "exception message")
-        if rest.strip():
-            raise ParseError(f"unexpected text {rest[:40]!r} after the exception")
+        etype, message = _named_string(cur.take()[1], "exception", "TYPE", "exception message")
         state.exception = ExceptionInfo(type=etype, message=message)
     if cur.peek() == STDOUT:
         _, text = cur.take()

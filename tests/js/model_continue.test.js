@@ -6,15 +6,8 @@
 'use strict';
 
 const assert = require('node:assert');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
 const { test } = require('node:test');
-const { DebugClient } = require('@vscode/debugadapter-testsupport');
-
-const REPO = path.resolve(__dirname, '..', '..');
-const COMMAND = process.env.NEURAL_DEBUGGER_CMD || path.join(REPO, '.venv', 'bin', 'neural-debugger');
-const TIMEOUT = Number(process.env.NEURAL_TIMEOUT_MS || 240000);
+const client = require('./client');
 
 const PROGRAM_TEXT = [
   'def check(v):', //             1
@@ -30,16 +23,11 @@ const PROGRAM_TEXT = [
   '', //                          11
   'res = run([1, 2])', //         12
   'print(res)', //                13
-  '',
-].join('\n');
+];
 
-test('continue from the entry arrives at a breakpoint inside a called function', { timeout: TIMEOUT + 60000 }, async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'neural-dc-model-'));
-  const program = path.join(dir, 'prog.py');
-  fs.writeFileSync(program, PROGRAM_TEXT);
-  const dc = new DebugClient(COMMAND, 'dap', 'neural', { cwd: REPO }, !!process.env.NEURAL_STDERR);
-  dc.defaultTimeout = TIMEOUT;
-  await dc.start();
+test('continue from the entry arrives at a breakpoint inside a called function', { timeout: client.TIMEOUT * 3 }, async () => {
+  const program = client.writeProgram('prog.py', PROGRAM_TEXT);
+  const dc = await client.startClient();
   try {
     // a generous step budget: this checks where Continue arrives, not how fast (bench/bench_session.py times it)
     const args = { program, backend: 'transformers', stopOnEntry: true, stepSeconds: 120 };
