@@ -605,6 +605,8 @@ def _named_string(text: str, what: str, head: str, value_what: str) -> tuple[str
     name, quote, value = text.partition('"')
     if not name or not quote:
         raise ParseError(f"{what} must be {head} then a JSON string, found {text[:60]!r}")
+    if _NAME_FORBIDDEN.search(name):
+        raise ParseError(f"{what}: bad {head.lower()} {name!r}")
     literal, rest = _json_str('"' + value, value_what)
     if rest.strip():
         raise ParseError(f"unexpected text {rest[:40]!r} after the {what}")
