@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -71,7 +70,6 @@ def test_stdio_subprocess_client(tiny_checkpoint: Path, tmp_path: Path) -> None:
     anyio.run(main)
 
 
-@pytest.mark.slow
 def test_stdio_with_the_shipped_model(tmp_path: Path) -> None:
     """The issue's "done when": an SDK client over stdio, the shipped model, every kind of question."""
     program = tmp_path / "scale.py"
