@@ -59,3 +59,10 @@ def test_recipe_uses_the_shipped_cruxeval_and_names_a_missing_one(tmp_path):
     assert done.returncode == 2 and f"not found at {missing}" in done.stderr
     assert not (tmp_path / "run" / "synth").exists()
     assert (REPO / "tracegen" / "cruxeval" / "cruxeval.jsonl").is_file()
+
+
+def test_recipe_names_a_packages_folder_that_is_not_one(tmp_path):
+    """PKGS adds the PyPI packages to the realcode mix; a folder `tracegen packages` did not write is named, before any work."""
+    done = _recipe(tmp_path / "run", PKGS=str(tmp_path))
+    assert done.returncode == 2 and f"PKGS={tmp_path} is not a folder written by 'tracegen packages'" in done.stderr
+    assert not (tmp_path / "run" / "synth").exists()

@@ -12,7 +12,8 @@
 # Knobs (environment): WALL_MIN (10), PRESET (base), MODEL_CONFIG (a JSON shape instead of a preset),
 # WORKERS (all cores), SYNTH_S (seconds of data generation, 150), SEQ_LEN (1024), BATCH (32),
 # GRAD_ACCUM (1), LR, STEPS (a step cap), PYTHON, WHEELS (a folder of wheels to install missing
-# pure-Python dependencies from, offline).
+# pure-Python dependencies from, offline), SOURCES (tracegen's --sources; default the realcode mix without
+# packages), PKGS (a `tracegen packages` folder, carried: adds packages:PKGS@2 to the mix).
 set -euo pipefail
 
 OUT=${1:?usage: bash train/gpu_recipe.sh OUT}
@@ -39,6 +40,12 @@ else
   EVAL_STATES=${EVAL_STATES:-64}; VOCAB=${VOCAB:-4096}
 fi
 SYNTH_S=${SYNTH_S:-150}
+# the realcode mix (docs/data.md); PKGS: a folder written by `tracegen packages` (the device has no network: carry it)
+SOURCES=${SOURCES:-everyday@5,synthetic@2,project@1,long@1,doctest-user@1}
+if [ -n "${PKGS:-}" ]; then
+  [ -f "$PKGS/manifest.json" ] || { echo "error: PKGS=$PKGS is not a folder written by 'tracegen packages' (no manifest.json)" >&2; exit 2; }
+  SOURCES="$SOURCES,packages:$(cd "$PKGS" && pwd)@2"
+fi
 FINAL_S=${FINAL_S:-75}   # reserved after training: final held-out evaluation and saving
 GRAD_ACCUM=${GRAD_ACCUM:-1}
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
@@ -60,7 +67,7 @@ export CRUXEVAL_PATH="${CRUXEVAL_PATH:-$REPO/tracegen/cruxeval/cruxeval.jsonl}"
 say "python=$PYTHON device=$DEVICE workers=$WORKERS preset=${MODEL_CONFIG:-$PRESET} seq_len=$SEQ_LEN wall=${WALL_MIN}min"
 
 # ---- 1. data: synth for SYNTH_S seconds (finished shards are kept when the time runs out) ----
-SYNTH_ARGS=(tracegen synth --count "$COUNT" --out "$OUT/synth" --workers "$WORKERS" --seed "${SEED:-0}" --no-progress)
+SYNTH_ARGS=(tracegen synth --count "$COUNT" --out "$OUT/synth" --workers "$WORKERS" --seed "${SEED:-0}" --sources "$SOURCES" --no-progress)
 if [ "$TINY" = "1" ]; then
   "$PYTHON" -m neural_debugger_cli "${SYNTH_ARGS[@]}" --shard-size 8 >>"$LOG" 2>&1
 else
