@@ -30,7 +30,7 @@ class DevPlan:
     model: Path | None = None
     count: int = 200  # synthetic trajectories (4 per program)
     seed: int = DEV_SEED
-    next_state_limit: int = 60
+    next_state_limit: int = 300  # 60 or 100 states (7-13 per action) missed a 10-point fall that 300 test states showed (session 21)
     fidelity_programs: int = 12
     real: Path | None = None  # a dev slice of real code: a folder of programs (`eval fidelity --programs`)
     real_limit: int | None = None

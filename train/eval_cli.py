@@ -453,7 +453,7 @@ def dev(
     model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
     count: int = typer.Option(200, min=4, help="synthetic dev trajectories, 4 per program (session 15 used 1500)"),
     seed: int = typer.Option(999, help="seed of the synthetic dev programs (never the test seed 12345)"),
-    limit: int = typer.Option(60, min=1, help="next-state questions"),
+    limit: int = typer.Option(300, min=1, help="next-state questions (fewer are too noisy to choose a model on)"),
     fidelity_programs: int = typer.Option(12, min=1, help="synthetic programs asked as fidelity scripts"),
     real: Path | None = typer.Option(None, help="a dev slice of real code: a folder of programs (a subfolder with main.py is one project), free-running"),
     real_limit: int | None = typer.Option(None, min=1, help="only the first N real programs"),
