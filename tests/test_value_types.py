@@ -22,6 +22,8 @@ from train.value_types import CONTAINER_METHOD_RESULT, STR_METHOD_RESULT, ValueT
     ("Point(x=1, y=2)", "dataclass"), ("Item(name='a', tags=[])", "dataclass"),
     ("<__main__.Cart object at 0x?>", "object"), ("<generator object f at 0x?>", "object"),
     ("Fraction(1, 3)", "call"), ("datetime.date(2020, 1, 2)", "call"), ("", "other"), ("Ellipsis", "other"),
+    ("[<__main__.Item object at 0x?>]", "nested"), ("(1+2j)", "other"), ("dict_keys(['a'])", "call"), ("<function f at 0x?>", "object"),
+    ("[1, 2, ...", "list"), ("{'a': 1, ...", "dict"), ("'abc...", "str"), ("Counter({'a': 1, ...", "collections"),  # cut by debugpy
 ])  # fmt: skip
 def test_classify_repr(text: str, kind: str) -> None:
     assert classify_repr(text) == kind and kind in REPR_TYPES

@@ -1,7 +1,7 @@
 """Type coverage: how much of what debugpy shows on real code the training generator ever produces.
 
 Every local a stepIn session shows (the top frame's plain locals at each line stop in user code, as the
-fast recorder reproduces debugpy) is classified by the type its repr tells (`repr_type`: int, float,
+fast recorder reproduces debugpy) is classified by the type its repr tells (`protocol.repr_types.repr_kind`: int, float,
 str, bool, None, list, tuple, dict, set, nested containers, user objects ``<__main__.X object at 0x?>``,
 records ``Name(field=...)`` such as dataclasses and namedtuples, Counter, defaultdict, deque, ...).
 Real code is the realworld set (`tracegen.realworld`: standard-library modules with their drivers), the
@@ -17,85 +17,18 @@ Nothing here judges values: it reads their reprs.
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import random
-import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from protocol.debugger import normalize_repr
+from protocol.repr_types import repr_kind as repr_type
 from tracegen.trace import LINE, ProgramTrace
 
 EVERYDAY_SET = Path(__file__).resolve().parent / "everyday"
-_OBJECT = re.compile(r"<\w+(?:\.\w+)+ object at 0x\?>")  # an instance of a class of a module: <__main__.Item object at 0x?>
-_COLLECTIONS = ("Counter", "defaultdict", "deque", "OrderedDict", "ChainMap")
-_VIEWS = ("dict_keys(", "dict_values(", "dict_items(")
-
-
-def repr_type(text: str) -> str:
-    """The type a repr shows, as coverage counts it (see the module docstring)."""
-    text = normalize_repr(text.strip())
-    if "..." in text:
-        return "cut"
-    if text.startswith("<") and text.endswith(">") and text.count("<") == 1:
-        if _OBJECT.fullmatch(text):
-            return "object"
-        if text.startswith(("<function", "<bound method", "<built-in", "<class", "<module")):
-            return "function/class"
-        return "iterator/opaque"
-    for name in _COLLECTIONS:
-        if text.startswith(name + "("):
-            return name
-    if text.startswith(_VIEWS):
-        return "dict view"
-    if text in ("inf", "-inf", "nan"):
-        return "float"
-    # descriptions inside a value become names, so the rest parses as Python
-    plain = _ANGLE.sub(lambda m: _OBJECT_NAME if _OBJECT.fullmatch(m.group()) else _OPAQUE_NAME, text)
-    try:
-        node = ast.parse(plain, mode="eval").body
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return "other"
-    return _node_type(node)
-
-
-_ANGLE = re.compile(r"<[^<>]*>")
-_OBJECT_NAME, _OPAQUE_NAME = "__object__", "__opaque__"
-_FLOAT_NAMES = frozenset({"inf", "nan"})
-
-
-def _node_type(node: ast.expr) -> str:
-    if isinstance(node, ast.Constant):
-        return "None" if node.value is None else type(node.value).__name__
-    if isinstance(node, ast.UnaryOp) and isinstance(node.operand, (ast.Constant, ast.Name)):
-        return _node_type(node.operand)
-    if isinstance(node, ast.BinOp):  # (1+2j)
-        return "complex"
-    if isinstance(node, ast.Name):
-        return {_OBJECT_NAME: "object", _OPAQUE_NAME: "iterator/opaque"}.get(node.id, "float" if node.id in _FLOAT_NAMES else "other")
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
-        items = [*node.keys, *node.values] if isinstance(node, ast.Dict) else list(node.elts)
-        kinds = {_node_type(item) for item in items if item is not None}
-        if kinds & _CONTAINER_TYPES:
-            return "nested"
-        if kinds & {"object", "iterator/opaque", "record", "other call"}:
-            return "objects in a container"
-        return {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set", ast.Dict: "dict"}[type(node)]
-    if isinstance(node, ast.Call):
-        name = ast.unparse(node.func)
-        if name in ("set", "frozenset", "range", "bytearray", "slice"):
-            return name
-        if node.keywords and not node.args:
-            return "record"  # dataclass, namedtuple: Name(field=value, ...)
-        return "other call"  # Fraction(1, 3), Decimal('1.5'), datetime.date(2020, 1, 1), a class's own __repr__
-    return "other"
-
-
-_CONTAINER_TYPES = frozenset({"list", "tuple", "set", "dict", "nested", "objects in a container", "frozenset"})
 
 
 def stop_locals(trace: ProgramTrace) -> Iterator[str]:
