@@ -110,7 +110,7 @@ results: setup
 	$(MAKE) --no-print-directory results-realworld
 	$(MAKE) --no-print-directory results-everyday
 	$(EVAL) plots --results results --readme docs/evaluation.md
-	$(BIN)/python -m train.model_card $(RESULTS_MODEL) --results results --notes docs/model-notes.md
+	$(BIN)/python -m train.eval.model_card $(RESULTS_MODEL) --results results --notes docs/model-notes.md
 
 # Real code nobody here wrote: standard-library modules with a short driver, long files and two-file projects,
 # the model free-running against the recorder (about 10 minutes on 2 free cores).

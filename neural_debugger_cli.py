@@ -16,8 +16,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tracegen": ("tracegen.cli:app", "Record real debugger sessions (record) and make training data (synth)."),
     "serve-model": ("model.cli:app", "Serve a checkpoint with vLLM (GPU)."),
     "train": ("train.cli:app", "Train or fine-tune a neural debugger model."),
-    "eval": ("train.eval_cli:app", "Evaluate a model: CruxEval and next-state fidelity."),
-    "ablate": ("train.ablate_cli:app", "Does a lever help? Train levers on fixed data for the same budget, evaluate, tabulate."),
+    "eval": ("train.eval.cli:app", "Evaluate a model: CruxEval and next-state fidelity."),
+    "ablate": ("train.eval.ablate_cli:app", "Does a lever help? Train levers on fixed data for the same budget, evaluate, tabulate."),
 }
 PROG = "neural-debugger"
 

@@ -33,7 +33,7 @@ def time_stops(checkpoint: Path, problems: list, count: int, companions: list[Pa
     from model.backends.ensemble import load_companions
     from model.oracle import OracleDebugger
     from model.session import NeuralDebugger
-    from train import cruxeval as cx
+    from train.eval import cruxeval as cx
 
     backend = HFBackend(checkpoint, threads=1)
     others = load_companions(companions, backend.tokenizer, threads=1).backends
@@ -69,7 +69,7 @@ def time_stops(checkpoint: Path, problems: list, count: int, companions: list[Pa
 def main() -> None:
     from model.backends.ensemble import companion_folders
     from model.paths import resolve_checkpoint
-    from train import cruxeval as cx
+    from train.eval import cruxeval as cx
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", type=Path, default=None)

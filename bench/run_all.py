@@ -16,7 +16,7 @@ ratio between the two (timings on a shared machine swing; ratios measured togeth
 * tracegen: stops/s of the fast recorder against the debugpy recorder (bench/bench_tracegen.py).
 * training: tokens/s of the `tiny` preset over a short run on toy trajectories (train.loop).
 * CruxEval: wall time per problem on the first --cruxeval-limit problems, the model against the
-  oracle session (train.cruxeval, output prediction).
+  oracle session (train.eval.cruxeval, output prediction).
 * MCP predict_call: right answers and p50 latency on held-out synthetic crux-kind calls, the model
   against running them under the recorder (bench/bench_mcp_calls.py).
 
@@ -179,7 +179,7 @@ def cruxeval_wall_time(checkpoint: Path, limit: int, problems_path: Path) -> lis
     from model.backends.hf import HFBackend
     from model.oracle import OracleDebugger
     from model.session import NeuralDebugger
-    from train.cruxeval import evaluate_problem, load_problems
+    from train.eval.cruxeval import evaluate_problem, load_problems
 
     problems = load_problems(problems_path, limit=limit)
     backend = SharedBackend(HFBackend(checkpoint))

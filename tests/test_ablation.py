@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from train import ablation as ab
+from train.eval import ablation as ab
 
 REPO = Path(__file__).resolve().parents[1]
 MICRO = {"layers": 2, "width": 128, "heads": 2, "intermediate": 256}

@@ -267,7 +267,7 @@ def test_eval_calibration_command(tiny_checkpoint: Path, tmp_path: Path) -> None
 
     from typer.testing import CliRunner
 
-    from train.eval_cli import app
+    from train.eval.cli import app
 
     data = tmp_path / "heldout"
     synth = subprocess.run([sys.executable, "-m", "neural_debugger_cli", "tracegen", "synth", "--count", "12", "--per-program", "2",
@@ -312,8 +312,8 @@ def test_calibration_pools_sets_and_checks_calibrations_on_others(tmp_path: Path
 
     from typer.testing import CliRunner
 
-    from train.calibration import Scored
-    from train.eval_cli import app
+    from train.eval.calibration import Scored
+    from train.eval.cli import app
 
     rng = random.Random(3)
 

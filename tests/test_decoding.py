@@ -81,7 +81,7 @@ def test_a_plain_session_draws_one_answer_alone(tiny_checkpoint: Path) -> None:
 def test_eval_records_the_decoding(tiny_checkpoint: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from train.eval_cli import app
+    from train.eval.cli import app
 
     (tmp_path / "p.py").write_text(PROGRAM)
     for decoding in ("plain", "full"):
@@ -97,8 +97,8 @@ def test_eval_records_the_decoding(tiny_checkpoint: Path, tmp_path: Path) -> Non
 
 
 def test_results_and_card_show_the_model_alone_beside_the_full_decoding(tmp_path: Path) -> None:
-    from train.alone import alone_lines
-    from train.plots import make_all
+    from train.eval.alone import alone_lines
+    from train.eval.plots import make_all
 
     def run(name: str, location: float, state: float) -> None:
         (tmp_path / name).mkdir()

@@ -1,4 +1,4 @@
-"""The dev split (`train/dev_split.py`, `eval dev`): its runs, the test seed refused, a real run with a tiny model."""
+"""The dev split (`train/eval/dev_split.py`, `eval dev`): its runs, the test seed refused, a real run with a tiny model."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from model.decoding import Decoding
-from train.dev_split import DevPlan
-from train.eval_cli import app
+from train.eval.dev_split import DevPlan
+from train.eval.cli import app
 
 
 def test_plan_runs_every_figure_both_ways(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Misses by what the line does (train.error_analysis): the classification, the eval outputs, the card."""
+"""Misses by what the line does (train.eval.error_analysis): the classification, the eval outputs, the card."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from protocol.debugger import Ending, ExceptionInfo, Frame, State, StopReason
-from train.error_analysis import KINDS, LineKindTable, kind_lines, line_kind
+from train.eval.error_analysis import KINDS, LineKindTable, kind_lines, line_kind
 
 PROGRAM = """def f(s):
     t = s.upper()
@@ -58,8 +58,8 @@ def test_the_table_counts_misses_and_shares() -> None:
 
 def test_eval_fidelity_prints_and_writes_the_table_and_the_card_shows_it(tmp_path: Path) -> None:
     """The oracle backend is right everywhere: every kind has stops and no misses; the card copies the table."""
-    from train.eval_cli import app
-    from train.model_card import render_card
+    from train.eval.cli import app
+    from train.eval.model_card import render_card
 
     programs = tmp_path / "programs"
     programs.mkdir()

@@ -12,8 +12,8 @@ import pytest
 from protocol.debugger import Action, ActionKind
 from tracegen.posing import join_arguments
 from tracegen.sandbox import Limits
-from train import cruxeval as cx
-from train.eval_cli import DEFAULT_PROBLEMS, ModelSessions, Ranking
+from train.eval import cruxeval as cx
+from train.eval.cli import DEFAULT_PROBLEMS, ModelSessions, Ranking
 
 PROBLEM = cx.Problem(id="t0", code="def f(a, b=2, *rest, k, **kw):\n    if a:\n        return a + b\n    return b", input="1, 3, k=0", output="4")
 FAST = Limits(cpu_seconds=2, wall_seconds=2.0)
@@ -129,7 +129,7 @@ def test_kept_candidates_are_the_sessions_ranked_answers_each_checked(tiny_check
         if record["prediction"] is not None:
             assert record["prediction"] in [c["prediction"] for c in kept]
         from model.decode.rerank import EVIDENCE_WEIGHT
-        from train.rank_study import rerank
+        from train.eval.rank_study import rerank
 
         assert rerank([record], EVIDENCE_WEIGHT).passed == record["passed"]  # ranked again offline: the run's own choice
     plain = cx.evaluate_problem(PROBLEM, "input", "step_return", sessions)  # type: ignore[arg-type]

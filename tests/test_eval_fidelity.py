@@ -9,8 +9,8 @@ import pytest
 
 from protocol.compare import ComparisonSummary
 from protocol.debugger import Action
-from train import fidelity as fd
-from train.eval_cli import ModelSessions
+from train.eval import fidelity as fd
+from train.eval.cli import ModelSessions
 
 # deterministic programs (no set or str-hash ordering in their reprs)
 PROGRAMS = {
@@ -95,7 +95,7 @@ def test_compare_sessions_counts_like_the_adapter() -> None:
 def test_cli_oracle_fidelity(program_dir: Path, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from train.eval_cli import app
+    from train.eval.cli import app
 
     out = tmp_path / "fid"
     result = CliRunner().invoke(app, ["fidelity", "--programs", str(program_dir), "--backend", "oracle", "--out", str(out), "--scripts", "1", "--no-progress"])

@@ -4,8 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.parity import PROJECTS_DIR
-from train import fidelity as fd
-from train.eval_cli import ModelSessions
+from train.eval import fidelity as fd
+from train.eval.cli import ModelSessions
 
 
 def test_projects_load_as_programs_with_their_modules(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 from model.prompt.language import render_action
 from protocol.debugger import Action, State
 from tests.test_eval_fidelity import PROGRAMS
-from train import next_state as ns
-from train.eval_cli import ModelSessions, Sampling, app
+from train.eval import next_state as ns
+from train.eval.cli import ModelSessions, Sampling, app
 from train.toydata import write_shards
 
 
@@ -102,7 +102,7 @@ def test_command_writes_summary_and_predictions(shard: Path, tiny_checkpoint: Pa
     assert Counter(r["action"] for r in records) == Counter({a: r["stops"] for a, r in summary["by_action"].items()})
     assert all(r["expected"] and isinstance(r["matched"], bool) for r in records)
     assert "next-state exact" in result.output
-    from train.model_card import render_card  # the card reads this summary as written
+    from train.eval.model_card import render_card  # the card reads this summary as written
 
     (tmp_path / "results").mkdir()
     out.rename(tmp_path / "results" / "next-state")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from train import plots
+from train.eval import plots
 
 
 def _write(folder: Path, data: dict) -> None:
@@ -35,7 +35,7 @@ def test_no_summaries_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_readme_gets_the_tables_between_its_markers(tmp_path):
-    from train.plots import README_END, README_START, update_readme
+    from train.eval.plots import README_END, README_START, update_readme
 
     readme = tmp_path / "README.md"
     readme.write_text(f"# Project\n\nintro\n\n{README_START}\nold table\n{README_END}\n\nrest\n")
@@ -50,7 +50,7 @@ def test_readme_gets_the_tables_between_its_markers(tmp_path):
 
 
 def test_realworld_table_appears_when_its_summaries_exist(tmp_path):
-    from train.plots import load_summaries, results_markdown
+    from train.eval.plots import load_summaries, results_markdown
 
     rates = {"stops": 40, "location": 0.5, "locals": 0.25, "state": 0.125}
     for name, used in (("realworld-long", 18), ("realworld-projects", 17)):
@@ -65,7 +65,7 @@ def test_realworld_table_appears_when_its_summaries_exist(tmp_path):
 
 
 def test_everyday_row_appears_when_its_summary_exists(tmp_path):
-    from train.plots import load_summaries, results_markdown
+    from train.eval.plots import load_summaries, results_markdown
 
     (tmp_path / "everyday").mkdir()
     summary = {"overall": {"stops": 80, "location": 0.5, "locals": 0.25, "state": 0.125}, "programs_used": 24, "scripts": 1,
@@ -78,7 +78,7 @@ def test_everyday_row_appears_when_its_summary_exists(tmp_path):
 
 
 def test_the_table_says_how_answers_were_decoded() -> None:
-    from train.plots import _decoding_note
+    from train.eval.plots import _decoding_note
 
     assert _decoding_note({}) == "Ours decodes greedily. "
     note = _decoding_note({"input": {"call_candidates": 8}, "output": {"coarse_candidates": 4}, "output-breakpoint": {"coarse_candidates": 4}})

@@ -2,7 +2,7 @@
 import json
 from pathlib import Path
 
-from train.model_card import render_card
+from train.eval.model_card import render_card
 
 
 def test_card_reports_the_measured_numbers(tmp_path: Path) -> None:
@@ -42,7 +42,7 @@ def test_card_shows_next_state_per_action_from_the_command_summary(tmp_path: Pat
     """The summary is built by the code `eval next-state` writes it with (NextStateReport.summary), not by hand."""
     from protocol.compare import FieldDiff
     from train.manifest import NextStateExample
-    from train.next_state import NextStateReport, Question, Selection
+    from train.eval.next_state import NextStateReport, Question, Selection
 
     def question(action: str, direction: str) -> Question:
         return Question(NextStateExample(prompt="", program="", target="{}", action=action, direction=direction), 0, 0)
@@ -79,7 +79,7 @@ def test_card_shows_next_state_per_action_from_the_command_summary(tmp_path: Pat
 def test_tokens_add_up_over_every_fine_tuning_stage(tmp_path: Path) -> None:
     """Stage 3 started from stage 2, which started from stage 1: the card counts all three."""
     from train.loop import _prior_summary
-    from train.model_card import training_lines
+    from train.eval.model_card import training_lines
 
     stage1, stage2 = tmp_path / "a", tmp_path / "b"
     for folder in (stage1, stage2):
@@ -97,8 +97,8 @@ def test_tokens_add_up_over_every_fine_tuning_stage(tmp_path: Path) -> None:
 
 
 def test_card_names_the_companion_models_and_how_they_rank(tmp_path: Path) -> None:
-    from train.model_card import _ranked, companion_lines
-    from train.plots import _decoding_note
+    from train.eval.model_card import _ranked, companion_lines
+    from train.eval.plots import _decoding_note
 
     ckpt, other = tmp_path / "ckpt", tmp_path / "other"
     for folder in (ckpt, other):

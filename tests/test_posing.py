@@ -10,7 +10,7 @@ from tracegen.shards import read_shard
 from tracegen.fast import record_program
 from tracegen.posing import POSING, POSING_KEY, app, hide_call_arguments
 from tracegen.sampling import sample_trajectories
-from train.cruxeval import HIDDEN_INPUT, program_text
+from train.eval.cruxeval import HIDDEN_INPUT, program_text
 
 PROGRAM = """\
 def f(text, n=2):

@@ -1,4 +1,4 @@
-"""train.rank_study: the kept answers of a CruxEval-I run, ranked again under other evidence weights."""
+"""train.eval.rank_study: the kept answers of a CruxEval-I run, ranked again under other evidence weights."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from train.eval_cli import app
-from train.rank_study import RankStudyError, chosen, chosen_state, oracle, read_kept, rerank, rerank_states, states_oracle
+from train.eval.cli import app
+from train.eval.rank_study import RankStudyError, chosen, chosen_state, oracle, read_kept, rerank, rerank_states, states_oracle
 
 
 def _answer(likelihood: float, violations: int, passed: bool, greedy: bool = False, prediction: str | None = "") -> dict:
@@ -128,7 +128,7 @@ RUN_B = [
 
 
 def test_pooled_answers_are_scored_by_the_mean_over_the_runs_that_drew_them() -> None:
-    from train.rank_study import pool, pooled_choice
+    from train.eval.rank_study import pool, pooled_choice
 
     assert pooled_choice([RUN_A[0]["candidates"], RUN_B[0]["candidates"]], 32.0)["prediction"] == "'q'"  # mean -0.85 beats -1.0
     assert pooled_choice([[], []], 32.0) is None

@@ -1,4 +1,4 @@
-"""train.spread: a ranked figure's runs under several sampling seeds, their mean and range, in RESULTS.md."""
+"""train.eval.spread: a ranked figure's runs under several sampling seeds, their mean and range, in RESULTS.md."""
 from __future__ import annotations
 
 import json
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from train.eval_cli import app
-from train.plots import make_all
-from train.spread import SpreadError, collect, seed_run, spread_of
+from train.eval.cli import app
+from train.eval.plots import make_all
+from train.eval.spread import SpreadError, collect, seed_run, spread_of
 
 
 def _crux(passed: int, seed: int | None, n: int = 800, model: str = "checkpoints/default") -> dict:

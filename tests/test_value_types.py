@@ -1,4 +1,4 @@
-"""Variables by the type of their real value (`protocol.repr_types`, `train.value_types`): the classifier, the counting, the command."""
+"""Variables by the type of their real value (`protocol.repr_types`, `train.eval.value_types`): the classifier, the counting, the command."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ import pytest
 from protocol.compare import compare_states
 from protocol.debugger import Frame, State, StopReason
 from protocol.repr_types import REPR_TYPES, classify_repr
-from train.value_types import CONTAINER_METHOD_RESULT, STR_METHOD_RESULT, ValueTypeTable, value_type_lines, variable_type
+from train.eval.value_types import CONTAINER_METHOD_RESULT, STR_METHOD_RESULT, ValueTypeTable, value_type_lines, variable_type
 
 
 @pytest.mark.parametrize(("text", "kind"), [
@@ -57,7 +57,7 @@ def test_table_counts_right_and_changed_variables() -> None:
 def test_fidelity_reports_value_types(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from train.eval_cli import app
+    from train.eval.cli import app
 
     (tmp_path / "p.py").write_text("rows = [{'p': 1.5}, {'p': 2.0}]\ntotal = 0.0\nfor r in rows:\n    total += r['p']\nname = 'ab'.upper()\nnothing = None\n")
     out = tmp_path / "fid"

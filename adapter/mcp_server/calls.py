@@ -1,4 +1,4 @@
-"""One call posed as a program, as CruxEval poses its problems (train/cruxeval.py, generalised to any call).
+"""One call posed as a program, as CruxEval poses its problems (train/eval/cruxeval.py, generalised to any call).
 
 `predict_call` (CruxEval-O): the program is the source, a blank line, then ``result = <call>``. The
 session stops on entry, steps over the module's statements to the calling line, steps into the

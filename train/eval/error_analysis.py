@@ -14,7 +14,7 @@ applies, in this order:
 - ``other``: anything else (plain assignments, prints of names, the module's first line...).
 
 `LineKindTable` counts stops and misses per kind; `lines()` renders it as a markdown table (the
-`eval` commands print it and put it in summary.json; `train/model_card.py` copies it into the card).
+`eval` commands print it and put it in summary.json; `train/eval/model_card.py` copies it into the card).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Calibration of the model's confidence on held-out, teacher-forced states (`neural-debugger eval calibration`).
 
-The questions are those of `train.next_state` (every predicted state of held-out trajectories, a
+The questions are those of `train.eval.next_state` (every predicted state of held-out trajectories, a
 seeded sample round-robin over actions). Each is answered by the real inference path (a
 `NeuralDebugger`'s own generate/retry/parse); the generation's log-probs give raw probabilities
 (`model.decode.confidence.raw_scores`) of

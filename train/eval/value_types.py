@@ -6,11 +6,11 @@ tuple, nested containers, objects, dataclasses, ...) and is right when the predi
 repr (`protocol.compare.FieldDiff.wrong_variables`, addresses normalized). A variable the step changed
 (new, or another value than at the previous real stop) on a line that calls a str method and now holds
 a str is counted as ``str from a str method``; one on a line that calls a list/dict/set method and holds
-a container as ``container from a method`` (`train.error_analysis.line_kind`): the values computed by
+a container as ``container from a method`` (`train.eval.error_analysis.line_kind`): the values computed by
 methods, which the line-kind table says are almost never right.
 
 `ValueTypeTable` counts; `to_json()` is ``by_value_type`` in the summary.json of `eval fidelity` and
-`eval next-state`; `value_type_lines` renders it (the commands print it, `train/model_card.py` copies it).
+`eval next-state`; `value_type_lines` renders it (the commands print it, `train/eval/model_card.py` copies it).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ A figure run with ``--decoding plain`` (`model.decoding`: well-formed states and
 greedy answer, no companions) lives beside its full-decoding run, in ``<figure>-plain/`` (`make results`
 writes ``next-state-plain/``, ``fidelity-plain/``, ``fidelity-synth-plain/``, ``realworld-*-plain/`` and,
 with ``PLAIN_CRUXEVAL=1``, ``cruxeval-*-plain/``). `alone_lines` renders the pairs found: what the weights
-know on their own, and what the decode-time rules add. `train/plots.py` (RESULTS.md) and `train/model_card.py`
+know on their own, and what the decode-time rules add. `train/eval/plots.py` (RESULTS.md) and `train/eval/model_card.py`
 print it.
 """
 from __future__ import annotations

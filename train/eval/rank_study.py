@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from model.decode.rerank import STALE_PENALTY, Candidate, best_candidate
-from train.cruxeval import summarize
+from train.eval.cruxeval import summarize
 
 
 class RankStudyError(ValueError):
@@ -96,7 +96,7 @@ def reranked_summary(ranked: list[dict[str, Any]], settings: dict[str, Any], evi
     computed again, the new weight, and where the ranking came from."""
     computed = summarize([])  # the keys a summary computes from its records
     kept = {k: v for k, v in settings.items() if k not in computed}
-    origin = {"from_evidence_weight": settings.get("evidence_weight"), "how": "the run's kept answers ranked again (train/rank_study.py)"}
+    origin = {"from_evidence_weight": settings.get("evidence_weight"), "how": "the run's kept answers ranked again (train/eval/rank_study.py)"}
     return summarize(ranked, **{**kept, "evidence_weight": evidence_weight, "ranked_offline": origin})
 
 

@@ -155,4 +155,4 @@ def spread_section(spreads: list[Spread], heading: str = "##") -> list[str]:
     return [f"{heading} Spread over sampling seeds", "",
             "A ranked answer is one draw: the same decoding with other samples (`--sample-seed`, a seed per sampled answer) scores "
             "a few questions more or less. Each row holds the headline run and the same figure under other seeds "
-            "(`train/spread.py`; their summaries are in `seeds/` of the results folder).", "", *spread_lines(spreads), ""]  # fmt: skip
+            "(`train/eval/spread.py`; their summaries are in `seeds/` of the results folder).", "", *spread_lines(spreads), ""]  # fmt: skip

@@ -12,7 +12,7 @@ Each question is answered by the real inference path: a `NeuralDebugger` of the 
 generates the state after the prompt's ids (greedy, constrained to well-formed states, the
 session's retry and closing of a cut-off state) and parses it. The pair is compared with
 `protocol.compare.compare_states` and counted in `protocol.compare.ComparisonSummary`s (overall,
-per action, per direction) exactly as `train.fidelity` counts, so the numbers are comparable. A
+per action, per direction) exactly as `train.eval.fidelity` counts, so the numbers are comparable. A
 prediction that is not a state counts as wrong in every field. A prompt that does not fit the
 model's context is skipped and counted (only possible with ``--seq-len`` above the context).
 """
@@ -29,9 +29,9 @@ from typing import Any
 from model.prompt.value_chars import encode_text
 from protocol.compare import FIELDS, ComparisonSummary, FieldDiff, compare_states
 from protocol.debugger import Action, ActionKind, State
-from train.error_analysis import LineKindTable, line_kind
-from train.value_types import ValueTypeTable
-from train.fidelity import rates
+from train.eval.error_analysis import LineKindTable, line_kind
+from train.eval.value_types import ValueTypeTable
+from train.eval.fidelity import rates
 from train.manifest import NextStateExample
 
 ACTION_ORDER = [kind.value for kind in ActionKind]  # forward actions first, then the inverse ones
@@ -232,7 +232,7 @@ def kept_candidates(example: NextStateExample, ranking: list[tuple[State, Any]],
 
 
 def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True, keep_candidates: bool = False) -> NextStateReport:
-    """Answer each question with a model session (`train.eval_cli.ModelSessions`) and count it. `keep_candidates`:
+    """Answer each question with a model session (`train.eval.cli.ModelSessions`) and count it. `keep_candidates`:
     each record also lists the ranked answers of a stop that drew several (`kept_candidates`)."""
     from tqdm import tqdm
 

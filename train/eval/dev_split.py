@@ -6,7 +6,7 @@ inverse, teacher-forced) and as fidelity scripts, and, when given, a folder of r
 never the realworld or everyday sets) free-running; each run once with the full decoding and once with
 the model alone (`--decoding plain`, `model.decoding`), into ``OUT/<figure>`` and ``OUT/<figure>-plain``.
 The runs are the ordinary `eval` commands, so a dev figure and a test figure are counted the same way;
-`dev_markdown` writes ``OUT/DEV.md`` (`train.alone`'s table). The test sets (CruxEval, next-state seed
+`dev_markdown` writes ``OUT/DEV.md`` (`train.eval.alone`'s table). The test sets (CruxEval, next-state seed
 12345, realworld, everyday) are run once per shipped model, by `make results` (docs/evaluation.md).
 """
 from __future__ import annotations
@@ -78,10 +78,10 @@ def _cli() -> list[str]:
 
 def dev_markdown(out: Path, plan: DevPlan) -> str:
     """DEV.md: how the dev sets were made, and the model alone next to the full decoding on them."""
-    from train.alone import alone_lines
-    from train.plots import load_summaries
+    from train.eval.alone import alone_lines
+    from train.eval.plots import load_summaries
 
-    lines = ["# Dev split", "", f"Written by `neural-debugger eval dev` (`train/dev_split.py`). Synthetic: `{plan.synth_folder}` "
+    lines = ["# Dev split", "", f"Written by `neural-debugger eval dev` (`train/eval/dev_split.py`). Synthetic: `{plan.synth_folder}` "
              f"(`tracegen synth --count {plan.count} --per-program 4 --seed {plan.seed}`), next-state on {plan.next_state_limit} "
              f"questions, fidelity on {plan.fidelity_programs} programs" + (f"; real code: `{plan.real}`, free-running." if plan.real else "."),
              "Choose weights, thresholds and candidate counts here; the test sets are run once per shipped model.", ""]  # fmt: skip

@@ -1,4 +1,4 @@
-"""`neural-debugger ablate LEVER [LEVER...]`: the ablation protocol (`train/ablation.py`) in one command."""
+"""`neural-debugger ablate LEVER [LEVER...]`: the ablation protocol (`train/eval/ablation.py`) in one command."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,7 +39,7 @@ def ablate(
     from pydantic import ValidationError
     from rich.console import Console
 
-    from train import ablation as ab
+    from train.eval import ablation as ab
 
     from rich.markup import escape
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from protocol.compare import ComparisonSummary, FieldDiff, compare_states
 from protocol.debugger import Action, State
-from train.error_analysis import LineKindTable, line_kind
-from train.value_types import ValueTypeTable
+from train.eval.error_analysis import LineKindTable, line_kind
+from train.eval.value_types import ValueTypeTable
 
 HORIZON_BUCKETS: tuple[tuple[int, int], ...] = ((1, 1), (2, 2), (3, 4), (5, 8), (9, 16), (17, 10**9))
 
@@ -168,8 +168,8 @@ class FidelityReport:
     steps: list[dict[str, Any]] = field(default_factory=list)
     programs_used: int = 0
     programs_skipped: int = 0
-    by_line_kind: LineKindTable = field(default_factory=LineKindTable)  # misses by what the line does (train.error_analysis)
-    by_value_type: ValueTypeTable = field(default_factory=ValueTypeTable)  # variables right per value type (train.value_types)
+    by_line_kind: LineKindTable = field(default_factory=LineKindTable)  # misses by what the line does (train.eval.error_analysis)
+    by_value_type: ValueTypeTable = field(default_factory=ValueTypeTable)  # variables right per value type (train.eval.value_types)
 
     def add(self, action: Action, horizon: int, diff: FieldDiff, program: str, kind: str | None = None) -> None:
         self.overall.add(diff)

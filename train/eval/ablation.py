@@ -139,7 +139,7 @@ def _run_eval(argv: list[str], what: str) -> None:
     without paying for another torch import per evaluation."""
     import typer.main
 
-    from train.eval_cli import app
+    from train.eval.cli import app
 
     try:
         code = typer.main.get_command(app).main(args=argv[4:], prog_name="neural-debugger eval", standalone_mode=False)

@@ -20,7 +20,7 @@ from model.backends.ensemble import load_companions, named_companions
 from model.paths import DEFAULT_CHECKPOINT
 from model.decode.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY
 from tracegen.dedupe import BUNDLED_CRUXEVAL, default_cruxeval_path
-from train.results_io import write_results
+from train.eval.results_io import write_results
 
 app = typer.Typer(add_completion=False, help="Evaluate a model: CruxEval, next-state fidelity, next-state exact match per action.", no_args_is_help=True)
 
@@ -224,7 +224,7 @@ def cruxeval(
     """CruxEval pass@1 (greedy; inv_step_call the most likely of --call-candidates answers): pose each problem as a debugging session, score by executing the prediction."""
     from tqdm import tqdm
 
-    from train import cruxeval as cx
+    from train.eval import cruxeval as cx
 
     if mode not in ("output", "input"):
         raise _fail(f"unknown mode {mode!r}: use output or input")
@@ -274,7 +274,7 @@ _WORKER: dict[str, Any] = {}  # per worker process: its ModelSessions and task s
 
 @dataclass(frozen=True)
 class CruxTask:
-    """What each problem is asked (`train.cruxeval.evaluate_problem`'s options)."""
+    """What each problem is asked (`train.eval.cruxeval.evaluate_problem`'s options)."""
 
     mode: str
     via: str
@@ -282,7 +282,7 @@ class CruxTask:
     keep_candidates: bool = False
 
     def run(self, problem: Any, sessions: ModelSessions) -> dict[str, Any]:
-        from train import cruxeval as cx
+        from train.eval import cruxeval as cx
 
         return cx.evaluate_problem(problem, self.mode, self.via, sessions, oracle=sessions.oracle,  # type: ignore[arg-type]
                                    fine_budget=self.fine_budget, keep_candidates=self.keep_candidates)  # fmt: skip
@@ -342,7 +342,7 @@ def fidelity(
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Next-state exact match per action type and against horizon, vs tracegen's fast recorder (teacher-forced unless --free-running)."""
-    from train import fidelity as fd
+    from train.eval import fidelity as fd
 
     _check_backend(backend)
     try:
@@ -371,9 +371,9 @@ def fidelity(
 
 
 def _echo_kinds(summary: dict[str, Any]) -> None:
-    """Print the misses by line kind (train.error_analysis) and the variables by value type (train.value_types) as tables."""
-    from train.error_analysis import kind_lines
-    from train.value_types import value_type_lines
+    """Print the misses by line kind (train.eval.error_analysis) and the variables by value type (train.eval.value_types) as tables."""
+    from train.eval.error_analysis import kind_lines
+    from train.eval.value_types import value_type_lines
 
     if summary.get("by_line_kind"):
         typer.echo("\n".join(["misses by what the line does:", *kind_lines(summary["by_line_kind"])]))
@@ -410,7 +410,7 @@ def next_state(
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Held-out next-state exact match per action, forward and inverse, on the windows training uses (greedy)."""
-    from train import next_state as ns
+    from train.eval import next_state as ns
 
     if backend not in ("transformers", "vllm"):
         raise _fail(f"unknown backend {backend!r}: use transformers or vllm")
@@ -462,11 +462,11 @@ def dev(
     eval_options: str = typer.Option("", help="options added to every eval run, e.g. '--evidence-weight 8' or '--coarse-candidates 2'"),
     dry_run: bool = typer.Option(False, help="print the commands instead of running them"),
 ) -> None:
-    """The dev split (train/dev_split.py): synthetic dev programs and a dev slice of real code, with both decodings; choices are made here."""
+    """The dev split (train/eval/dev_split.py): synthetic dev programs and a dev slice of real code, with both decodings; choices are made here."""
     import shlex
     import subprocess
 
-    from train.dev_split import DevPlan, dev_markdown
+    from train.eval.dev_split import DevPlan, dev_markdown
 
     if real is not None and not real.exists():
         raise _fail(f"no real code at {real}: give a folder of programs")
@@ -508,8 +508,8 @@ def calibration(
 ) -> None:
     """Reliability of the model's confidence (location, each variable) on held-out teacher-forced states; ECE raw and calibrated, per set."""
     from model.paths import CheckpointNotFound, resolve_checkpoint
-    from train import calibration as cal
-    from train import next_state as ns
+    from train.eval import calibration as cal
+    from train.eval import next_state as ns
 
     if backend not in ("transformers", "vllm"):
         raise _fail(f"unknown backend {backend!r}: use transformers or vllm")
@@ -576,7 +576,7 @@ def calibration_check(
 ) -> None:
     """ECE of the location and variable confidences of each set of records under each calibration (no model runs)."""
     from model.decode.confidence import Calibration
-    from train import calibration as cal
+    from train.eval import calibration as cal
 
     maps: dict[str, Calibration] = {}
     for path in calibration:
@@ -609,8 +609,8 @@ def plots(
     readme: Path | None = typer.Option(None, help="also copy the tables into this README, between <!-- results:start --> and <!-- results:end -->"),
 ) -> None:
     """Plots (PNG) and RESULTS.md from the JSON summaries in RESULTS."""
-    from train import plots as pl
-    from train.spread import SpreadError
+    from train.eval import plots as pl
+    from train.eval.spread import SpreadError
 
     try:
         written = pl.make_all(results, readme)
@@ -628,7 +628,7 @@ def spread(
     out: Path | None = typer.Option(None, help="also write the spread as JSON here"),
 ) -> None:
     """Each run's score, their mean, standard deviation and range: how much of a ranked figure is which samples were drawn."""
-    from train import spread as sp
+    from train.eval import spread as sp
 
     try:
         summaries = [json.loads((run / "summary.json").read_text(encoding="utf-8")) for run in runs]
@@ -653,7 +653,7 @@ def rerank_states(
     stale_penalty: list[float] = typer.Option([0.0, STALE_PENALTY], help="stale penalties to try (repeat the option)"),
 ) -> None:
     """Next-state exact matches of the same kept answers under other stale penalties (no model runs; model.decode.rerank.is_stale)."""
-    from train import rank_study as rs
+    from train.eval import rank_study as rs
 
     try:
         records = rs.read_kept(predictions)
@@ -677,7 +677,7 @@ def pool_runs(
     evidence_weight: float = typer.Option(EVIDENCE_WEIGHT, help="log-probability taken off per argument use an answer contradicts"),
 ) -> None:
     """CruxEval pass count if one session had drawn all the runs' answers (each scored by the model that drew it; no model runs)."""
-    from train import rank_study as rs
+    from train.eval import rank_study as rs
 
     try:
         result = rs.pool([rs.read_kept(p) for p in predictions], evidence_weight)
@@ -695,7 +695,7 @@ def rerank(
     out: Path | None = typer.Option(None, help="write the run as ranked with the (one) --evidence-weight here: predictions.jsonl and summary.json"),
 ) -> None:
     """CruxEval pass count of the same kept answers under other evidence weights (no model runs; output answers contradict no use)."""
-    from train import rank_study as rs
+    from train.eval import rank_study as rs
 
     try:
         records = rs.read_kept(predictions)
