@@ -34,7 +34,7 @@ from model.decode.arg_evidence import uses_at, violations
 from model.decode.rerank import (CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, SAMPLE_TEMPERATURE, STALE_PENALTY, Candidate,
                           best_candidate, is_stale)  # fmt: skip
 from model.session_api import SessionError
-from model.static.reach import FineStep, fine_step
+from model.static.reach import FineStep, back_on_calling_line, fine_step
 from model.static.user_modules import collect_user_modules
 from model.prompt.value_chars import encode_text, value_chars_enabled
 from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
@@ -361,7 +361,7 @@ class NeuralDebugger:
 
     def _run_by_steps(self, action: Action) -> State:
         """A coarse action as successive predicted fine stops, until one arrives: a breakpoint line (reason breakpoint;
-        a return to a calling line is no line event and does not count), an exception, the end, or for step_return the
+        a return to a calling line is no line event and does not count: `back_on_calling_line`), an exception, the end, or for step_return the
         caller (a shorter stack). Each fine step is the one `model.static.reach.fine_step` picks from the source: Step
         Over where the line's calls cannot reach a breakpoint, Step Into (narrowed to entering the call where the line
         certainly calls) where they can. Each fine stop joins the history (Step Back undoes one). When the budget runs
@@ -393,7 +393,7 @@ class NeuralDebugger:
                 break
             top = state.top
             lines = targets if top is None or top.file is None else set(self._file_breakpoints.get(top.file, ()))
-            if top is not None and top.line in lines and state.return_value is None:
+            if top is not None and top.line in lines and not back_on_calling_line(previous, state):
                 state.reason = StopReason.BREAKPOINT
                 record.ids = self._encode(lang.render_state(state, previous))
                 break

@@ -9,7 +9,7 @@ from model.decode.constraints import state_constraint
 from model.prompt import language as lang
 from model.session import NeuralDebugger
 from model.static.flow import next_locations
-from model.static.reach import certain_calls, entering, fine_step, reaching_functions
+from model.static.reach import back_on_calling_line, certain_calls, entering, fine_step, reaching_functions
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 from tracegen.fast import record_program, replay_to_end
 
@@ -146,3 +146,11 @@ def test_a_session_continue_takes_the_fine_steps_the_source_picks(tiny_checkpoin
     # the plain Step Into after it is not narrowed: its constraint is the one a session without fine steps builds
     session.step(Action(kind=INTO))
     assert session._enter_call is False
+
+
+def test_a_stop_back_on_the_calling_line_is_told_from_a_line_event_after_step_over() -> None:
+    inside = _stop(("check", 4), ("run", 9), ("<module>", 12))
+    assert back_on_calling_line(inside, _stop(("run", 9), ("<module>", 12), returned=True))
+    # Step Over onto the next line shows the stepped-over call's value too, but the line runs: a breakpoint there hits
+    assert not back_on_calling_line(_stop(("run", 9), ("<module>", 12)), _stop(("run", 8), ("<module>", 12), returned=True))
+    assert not back_on_calling_line(inside, _stop(("run", 8), ("<module>", 12)))  # Step Over from a last line: the next line

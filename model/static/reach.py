@@ -78,6 +78,16 @@ def fine_step(program: str, previous: State, targets: Iterable[int], *, step_out
     return FineStep(ActionKind.STEP_OVER)
 
 
+def back_on_calling_line(previous: State, state: State) -> bool:
+    """Whether `state` stops back on a calling line after its call returned (a return stop, no line event: a breakpoint
+    there does not hit): a shorter stack whose top frame stands where `previous`'s frame at that depth stood. A stop after
+    Step Over on the next line shows the stepped-over call's return value too, and is a line event."""
+    if not state.frames or len(state.frames) >= len(previous.frames):
+        return False
+    below = previous.frames[len(previous.frames) - len(state.frames)]
+    return (below.name, below.line, below.file) == (state.frames[0].name, state.frames[0].line, state.frames[0].file)
+
+
 def entering(flow: FlowSet, depth: int) -> FlowSet:
     """`flow` (after Step Into from a stack of `depth` frames) narrowed to the stops that enter a call of the top
     frame's line: its new-frame step shapes, breakpoints and exceptions; unchanged when it has no such shape."""
