@@ -40,6 +40,7 @@ PROGRAMS = ROOT / "bench" / "programs"
 REQUESTS = {"stepIn": ActionKind.STEP_INTO, "next": ActionKind.STEP_OVER, "stepOut": ActionKind.STEP_RETURN,
             "continue": ActionKind.CONTINUE}
 WEIGHTS = {"stepIn": 4, "next": 3, "stepOut": 1, "continue": 2}  # how often each request is drawn
+COARSE_REQUESTS = ("continue", "stepOut")  # requests whose stop may be many lines away (counted apart: do they arrive?)
 
 
 @dataclass
@@ -95,7 +96,7 @@ def percentile(values: list[float], q: float) -> float:
 # ------------------------------------------------------------------------------------------------ neural over DAP
 
 
-def neural_run(script: Script, checkpoint: Path | None, timeout: float) -> Run:
+def neural_run(script: Script, checkpoint: Path | None, timeout: float, step_seconds: float | None = None) -> Run:
     from tests.dap_client import DapTestClient
 
     run = Run()
@@ -105,6 +106,8 @@ def neural_run(script: Script, checkpoint: Path | None, timeout: float) -> Run:
         launch = {"program": script.program, "stopOnEntry": True, "backend": "transformers"}
         if checkpoint is not None:
             launch["model"] = str(checkpoint)
+        if step_seconds is not None:
+            launch["stepSeconds"] = step_seconds
         seq = client.send("launch", launch)
         client.wait_event("initialized", timeout=max(timeout, 120))
         client.ok("setBreakpoints", {"source": {"path": script.program}, "breakpoints": [{"line": n} for n in script.breakpoints]})
@@ -223,14 +226,15 @@ def _trim(report: str) -> str:
 # ------------------------------------------------------------------------------------------------ main
 
 
-def measure(programs: list[Path], actions: int, seed: int, checkpoint: Path | None, timeout: float) -> dict:
+def measure(programs: list[Path], actions: int, seed: int, checkpoint: Path | None, timeout: float,
+            step_seconds: float | None = None) -> dict:
     rng = random.Random(seed)
     scripts = [random_script(p, rng, actions) for p in programs]
     neural, real = [], []
     errors = []
     for script in scripts:
         print(f"  {Path(script.program).name}: bp {script.breakpoints} {' '.join(script.requests)}", flush=True)
-        n, d = neural_run(script, checkpoint, timeout), debugpy_run(script)
+        n, d = neural_run(script, checkpoint, timeout, step_seconds), debugpy_run(script)
         errors += [f"{Path(script.program).name} ({side}): {r.error}" for side, r in (("neural", n), ("debugpy", d)) if r.error]
         neural.append(n)
         real.append(d)
@@ -241,9 +245,13 @@ def summary(result: dict) -> dict:
     n_times = [s.ms for r in result["neural"] for s in r.steps]
     d_times = [s.ms for r in result["debugpy"] for s in r.steps]
     same = compared = 0
+    coarse = {request: [0, 0] for request in COARSE_REQUESTS}  # request -> [arrived where debugpy stopped, asked]
     for n, d in zip(result["neural"], result["debugpy"]):
         for a, b in zip(n.steps, d.steps):  # until the first divergence: after it the two runs are elsewhere
             compared += 1
+            if a.request in coarse:
+                coarse[a.request][1] += 1
+                coarse[a.request][0] += a.stop == b.stop
             if a.stop != b.stop:
                 break
             same += 1
@@ -252,6 +260,7 @@ def summary(result: dict) -> dict:
         "neural": {"steps": len(n_times), "p50": percentile(n_times, .5), "p90": percentile(n_times, .9), "max": max(n_times, default=0)},
         "debugpy": {"steps": len(d_times), "p50": percentile(d_times, .5), "p90": percentile(d_times, .9), "max": max(d_times, default=0)},
         "same_stops": same, "compared": compared, "over_3s": sum(t > 3000 for t in n_times), "cut": len(cut),
+        "arrived": {request: {"same": c[0], "compared": c[1]} for request, c in coarse.items()},
     }
 
 
@@ -265,12 +274,14 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="the first N programs only")
     parser.add_argument("--checkpoint", type=Path, default=None, help="default: checkpoints/default")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds one step may take before the run gives up")
+    parser.add_argument("--step-seconds", type=float, default=None,
+                        help="the launch's stepSeconds (default: the adapter's budget); a large one measures where steps arrive, not how fast")
     parser.add_argument("--profile", type=int, default=0, help="profile the K slowest neural steps (in-process replay)")
     parser.add_argument("--profile-out", type=Path, default=ROOT / "bench" / "profiles" / "slowest.txt")
     parser.add_argument("--json", type=Path, default=None, help="write every timed step here")
     args = parser.parse_args()
     programs = sorted(args.programs.glob("*.py"))[: args.limit or None]
-    result = measure(programs, args.actions, args.seed, args.checkpoint, args.timeout)
+    result = measure(programs, args.actions, args.seed, args.checkpoint, args.timeout, args.step_seconds)
     info = summary(result)
     print(f"{len(programs)} programs, {args.actions} requests each, seed {args.seed}")
     for side in ("neural", "debugpy"):
@@ -278,6 +289,8 @@ def main() -> int:
         print(f"{side:8s} steps={s['steps']:4d}  p50={s['p50']:7.0f} ms  p90={s['p90']:7.0f} ms  max={s['max']:7.0f} ms")
     print(f"neural stops where debugpy stopped (until the first divergence): {info['same_stops']}/{info['compared']}; "
           f"steps over 3 s: {info['over_3s']}; steps cut by the budget: {info['cut']}")
+    print("arrived where debugpy stopped (until the first divergence): "
+          + "; ".join(f"{request} {c['same']}/{c['compared']}" for request, c in info["arrived"].items()))
     for line in result["errors"]:
         print("error:", line)
     slow = sorted((s for r in result["neural"] for s in r.steps), key=lambda s: -s.ms)

@@ -34,6 +34,7 @@ from model.decode.arg_evidence import uses_at, violations
 from model.decode.rerank import (CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, SAMPLE_TEMPERATURE, STALE_PENALTY, Candidate,
                           best_candidate, is_stale)  # fmt: skip
 from model.session_api import SessionError
+from model.static.reach import FineStep, back_on_calling_line, fine_step
 from model.static.user_modules import collect_user_modules
 from model.prompt.value_chars import encode_text, value_chars_enabled
 from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
@@ -160,6 +161,7 @@ class NeuralDebugger:
         self.coarse_by_steps = coarse_by_steps
         self._spending: Spending | None = None  # the current step's use of `budget`
         self._constraint_key: tuple | None = None  # the step's constraint, built once for all its attempts and candidates
+        self._enter_call = False  # the stop being predicted must enter a call of the line (a coarse action's fine step)
         self._constraint: Any = None
         self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
@@ -358,18 +360,26 @@ class NeuralDebugger:
         return record.state
 
     def _run_by_steps(self, action: Action) -> State:
-        """A coarse action as successive predicted step_into stops (the model's strongest prediction), until one arrives:
-        a breakpoint line (reason breakpoint; a return to a calling line is no line event and does not count), an
-        exception, the end, or for step_return the caller (a shorter stack). Each fine stop joins the history (Step
-        Back undoes one). When the budget runs out first, the last fine stop is shown and its remark says so."""
-        into = Action(kind=ActionKind.STEP_INTO)
+        """A coarse action as successive predicted fine stops, until one arrives: a breakpoint line (reason breakpoint;
+        a return to a calling line is no line event and does not count: `back_on_calling_line`), an exception, the end, or for step_return the
+        caller (a shorter stack). Each fine step is the one `model.static.reach.fine_step` picks from the source: Step
+        Over where the line's calls cannot reach a breakpoint, Step Into (narrowed to entering the call where the line
+        certainly calls) where they can. Each fine stop joins the history (Step Back undoes one). When the budget runs
+        out first, the last fine stop is shown and its remark says so."""
         start_depth = len(self._records[-1].state.frames)
         targets = set(self._breakpoints) | ({action.line} if action.kind is ActionKind.BREAKPOINT and action.line else set())
         name = {ActionKind.CONTINUE: "Continue", ActionKind.STEP_RETURN: "Step Out"}.get(action.kind, "the run to a breakpoint")
         for count in range(1, MAX_FINE_STEPS + 1):
             previous = self._records[-1].state
-            record = self._predict(into)
-            self._actions.append(into)
+            fine = FineStep.plain() if self._file_breakpoints else fine_step(self.program, previous, targets,
+                                                                              step_out=action.kind is ActionKind.STEP_RETURN)
+            fine_action = Action(kind=fine.kind)
+            self._enter_call = fine.enter
+            try:
+                record = self._predict(fine_action)
+            finally:
+                self._enter_call = False
+            self._actions.append(fine_action)
             self._records.append(record)
             state = record.state
             if record.note and count > 1 and self._spending is not None and self._spending.exhausted():
@@ -383,7 +393,7 @@ class NeuralDebugger:
                 break
             top = state.top
             lines = targets if top is None or top.file is None else set(self._file_breakpoints.get(top.file, ()))
-            if top is not None and top.line in lines and state.return_value is None:
+            if top is not None and top.line in lines and not back_on_calling_line(previous, state):
                 state.reason = StopReason.BREAKPOINT
                 record.ids = self._encode(lang.render_state(state, previous))
                 break
@@ -701,10 +711,11 @@ class NeuralDebugger:
         """The constraint of the next state, built once per stop asked (every attempt and candidate shares it)."""
         flow_action = action if self.flow_constraint else None
         bps = tuple(self._breakpoints if breakpoints is None else breakpoints)
-        key = (lang.render_state(previous, None), flow_action.model_dump_json() if flow_action is not None else None, bps)
+        enter = self._enter_call
+        key = (lang.render_state(previous, None), flow_action.model_dump_json() if flow_action is not None else None, bps, enter)
         if key != self._constraint_key:
             self._constraint = state_constraint(self.program, previous, self.modules, action=flow_action, breakpoints=bps,
-                                                reprs=self.repr_check, rules=self.rules)  # fmt: skip
+                                                reprs=self.repr_check, rules=self.rules, enter=enter)  # fmt: skip
             self._constraint_key = key
         return self._constraint
 

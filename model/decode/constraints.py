@@ -64,10 +64,11 @@ class StateConstraint(RegexConstraint):
 
 class FlowConstraint(RegexConstraint):
     """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.static.flow_regex`);
-    `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top."""
+    `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top. `enter`: the stop
+    enters a call of the line (`model.static.reach.entering`; a coarse action's fine step at a line that certainly calls)."""
 
     def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = (),
-                 rules: "DecodingRules | None" = None) -> None:  # fmt: skip
+                 rules: "DecodingRules | None" = None, *, enter: bool = False) -> None:  # fmt: skip
         from model.static.call_args import entry_values
         from model.decoding import FULL_RULES
         from model.static.line_effects import kept_locals
@@ -77,6 +78,10 @@ class FlowConstraint(RegexConstraint):
 
         rules = rules or FULL_RULES
         self.flow = next_locations(program, previous, action, breakpoints)
+        if enter:
+            from model.static.reach import entering
+
+            self.flow = entering(self.flow, len(previous.frames))
         entry = entry_values(program, previous) if action.kind is ActionKind.STEP_INTO and rules.known_entries else None
         steps = (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN)
         kept = kept_locals(program, previous, action.kind) if action.kind in steps and rules.line_effects else None
@@ -111,7 +116,8 @@ class InverseCallConstraint(RegexConstraint):
 
 def state_constraint(program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None, *,
                      action: "Action | None" = None, breakpoints: "Sequence[int]" = (),
-                     reprs: bool = False, rules: "DecodingRules | None" = None) -> "RegexConstraint | CheckedConstraint | ChainCheckedConstraint":  # fmt: skip
+                     reprs: bool = False, rules: "DecodingRules | None" = None,
+                     enter: bool = False) -> "RegexConstraint | CheckedConstraint | ChainCheckedConstraint":  # fmt: skip
     """The constraint for the state that follows `previous` (None: a first state); `modules` (path ->
     source) are the user files whose frames may appear.
 
@@ -120,7 +126,8 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
     program) and to stacks that are chains of calls (`model.static.call_chain`); with ``inv_step_call``, to
     the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.decode.repr_check.CheckedConstraint`;
     checked by the transformers backend, vLLM receives the regex only). `rules` (`model.decoding`, default the full
-    decoding's): which narrowing beyond well-formedness and control flow applies.
+    decoding's): which narrowing beyond well-formedness and control flow applies. `enter`: a Step Into's stop must
+    enter a call of the line (`FlowConstraint`).
     """
     from model.static.call_chain import ChainCheckedConstraint
     from protocol.debugger import ActionKind
@@ -129,7 +136,7 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
     if action is not None and previous is not None and not modules and action.kind is ActionKind.INV_STEP_CALL:
         constraint = InverseCallConstraint.or_state(program, previous, rules)
     elif action is not None and previous is not None and not modules and not action.kind.inverse:
-        constraint = ChainCheckedConstraint(FlowConstraint(program, previous, action, breakpoints, rules), program)
+        constraint = ChainCheckedConstraint(FlowConstraint(program, previous, action, breakpoints, rules, enter=enter), program)
     else:
         constraint = StateConstraint(program, previous, modules)
     return CheckedConstraint(constraint, program) if reprs else constraint

@@ -1,0 +1,201 @@
+"""Which fine step brings a Continue, a Step Out or a run to a breakpoint closer to where it arrives.
+
+A session that runs a coarse action as successive predicted fine steps (`NeuralDebugger(coarse_by_steps=True)`)
+asks, before each one, `fine_step`: from the source alone (nothing is run, no value is computed), the calls a
+line can make (`model.static.flow`) say whether its calls can reach a target line (a breakpoint) or not.
+
+- A line whose calls cannot reach a target is stepped **over**: the calls run inside the step, as debugpy's
+  Continue runs them, and the run takes one fine step per line of the frames it is in.
+- A line that can call a function reaching a target is stepped **into**. When the line *certainly* calls a
+  user function as it runs (`certain_calls`: a plain ``name(...)`` call of a user function, evaluated
+  whenever the line's statement runs, the stop a line event rather than a return to the line), the step is
+  narrowed to entering one (`entering`): the model chooses which function and writes its state, the rule
+  only refuses answers that stay in the frame. Small models step *over* such calls when asked to step into
+  them (a Continue to a breakpoint inside ``check()`` ran past ``out.append(check(it))`` and ended).
+- A line a frame may be left from is stepped into when the stop on the calling line matters: for Step Out
+  (the caller's calling line is where it arrives), or when the caller's line can still call a function that
+  reaches a target.
+
+`reaching_functions` is the fixpoint of "has a target line, or has a line that can start one that does",
+over the names the analysis resolves calls by; programs the analysis cannot follow get the plain fine step
+(`FineStep.plain`: Step Into, not narrowed).
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from model.static.flow import (EXIT, FlowSet, FlowUnavailable, ProgramFlow, Push, _adjust, _Frame, _header_nodes, _init_scopes,
+                               _pushes, _statements, program_flow)  # fmt: skip
+from protocol.debugger import ActionKind, State, StopReason
+
+# statements whose own line certainly evaluates its header each time a line event stops on it (a `for` header
+# evaluates its iterable once, a `with` line stops again on the way out, a `def`/`class` line runs decorators)
+CERTAIN_STATEMENTS = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast.While, ast.Assert, ast.Raise)
+# expressions whose parts are evaluated only sometimes (or later, in a scope of their own): their calls are not certain
+SOMETIMES = (ast.Lambda, ast.IfExp, ast.BoolOp)
+
+
+@dataclass(frozen=True)
+class FineStep:
+    """One fine step of a coarse action: `kind` (Step Into or Step Over) and whether it must `enter` a call."""
+
+    kind: ActionKind
+    enter: bool = False
+
+    @classmethod
+    def plain(cls) -> "FineStep":
+        return cls(ActionKind.STEP_INTO)
+
+
+def fine_step(program: str, previous: State, targets: Iterable[int], *, step_out: bool = False) -> FineStep:
+    """The fine step to predict after `previous` on the way to `targets` (lines of `program`; for Step Out, the caller too)."""
+    top = previous.top
+    if top is None or previous.finished or previous.reason is StopReason.EXCEPTION or any(f.file is not None for f in previous.frames):
+        return FineStep.plain()
+    try:
+        flow = program_flow(program)
+    except FlowUnavailable:
+        return FineStep.plain()
+    reach = reaching_functions(program, frozenset(targets))
+    if reach is None:
+        return FineStep.plain()
+    frames = [_frame(flow, f.name, f.line) for f in reversed(previous.frames)]  # outermost first
+    if any(f is None for f in frames):
+        return FineStep.plain()
+    here = frames[-1]
+    assert here is not None
+    if _reaches(flow, here, reach):
+        certain = previous.return_value is None and bool(certain_calls(program, top.line) & _user_callables(flow))
+        return FineStep(ActionKind.STEP_INTO, enter=certain)
+    if EXIT in here.succ and len(frames) > 1:
+        caller = frames[-2]
+        assert caller is not None
+        if step_out or _reaches(flow, caller, reach):
+            return FineStep(ActionKind.STEP_INTO)
+    return FineStep(ActionKind.STEP_OVER)
+
+
+def back_on_calling_line(previous: State, state: State) -> bool:
+    """Whether `state` stops back on a calling line after its call returned (a return stop, no line event: a breakpoint
+    there does not hit): a shorter stack whose top frame stands where `previous`'s frame at that depth stood. A stop after
+    Step Over on the next line shows the stepped-over call's return value too, and is a line event."""
+    if not state.frames or len(state.frames) >= len(previous.frames):
+        return False
+    below = previous.frames[len(previous.frames) - len(state.frames)]
+    return (below.name, below.line, below.file) == (state.frames[0].name, state.frames[0].line, state.frames[0].file)
+
+
+def entering(flow: FlowSet, depth: int) -> FlowSet:
+    """`flow` (after Step Into from a stack of `depth` frames) narrowed to the stops that enter a call of the top
+    frame's line: its new-frame step shapes, breakpoints and exceptions; unchanged when it has no such shape."""
+    pushes = [s for s in flow.step if isinstance(s, Push) and s.depth == depth]
+    if flow.unconstrained or not pushes:
+        return flow
+    return replace(flow, step=pushes, exit=False, returned=frozenset())
+
+
+def _frame(flow: ProgramFlow, name: str, line: int) -> _Frame | None:
+    scopes = flow.scope_at(name, line)
+    return _Frame(name, line, scopes) if scopes else None
+
+
+def _reaches(flow: ProgramFlow, frame: _Frame, reach: frozenset[str]) -> bool:
+    """Whether the rest of `frame`'s line can start a function that reaches a target."""
+    return any(name in reach for name, _ in _pushes(flow, frame))
+
+
+def _user_callables(flow: ProgramFlow) -> set[str]:
+    """Names whose plain call starts user code: functions that are not methods, and classes with a user
+    ``__init__``/``__new__``/``__post_init__``."""
+    methods = {id(stmt) for node, _ in flow.classes.values() for stmt in node.body}
+    functions = {name for name, scopes in flow.functions.items() if any(id(s.node) not in methods for s in scopes)}
+    return functions | {name for name in flow.classes if _init_scopes(name, flow.classes, flow.functions)}
+
+
+@lru_cache(maxsize=64)
+def reaching_functions(program: str, targets: frozenset[int]) -> frozenset[str] | None:
+    """Names of the code objects whose run can stop on one of `targets`: one holding a target line, or one with a
+    line that can start (call, resume, or have called back) one that does. None when the program cannot be analysed."""
+    try:
+        flow = program_flow(program)
+    except FlowUnavailable:
+        return None
+    lines = {_adjust(flow, t) for t in targets}
+    reach = {scope.name for scope in flow.scopes if scope.lines & lines}
+    starts = {(scope.name, line): {n for n, _ in _pushes(flow, _Frame(scope.name, line, [scope]))}
+              for scope in flow.scopes for line in scope.lines}  # fmt: skip
+    grown = True
+    while grown:
+        grown = False
+        for (name, _), started in starts.items():
+            if name not in reach and started & reach:
+                reach.add(name)
+                grown = True
+    return frozenset(reach)
+
+
+@lru_cache(maxsize=256)
+def certain_calls(program: str, line: int) -> frozenset[str]:
+    """Names called as plain ``name(...)`` by the statement whose own code is all on `line`, each time a line event
+    stops there: not under a condition (``if``-expression branches, ``and``/``or`` operands after the first, lambdas,
+    comprehensions), nor a name the program binds otherwise than by ``def``/``class`` (a parameter, an assignment, an
+    import could make it something else). Empty when the line holds no such statement."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    rebound = _rebound_names(tree)
+    found: set[str] = set()
+    for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))]:
+        for stmt in _statements(scope.body):
+            if not isinstance(stmt, CERTAIN_STATEMENTS):
+                continue
+            heads = _header_nodes(stmt)
+            if not heads or any(h.lineno != line or (h.end_lineno or h.lineno) != line for h in heads) or stmt.lineno != line:
+                continue
+            for head in heads:
+                found |= {name for name in _always_called(head) if name not in rebound}
+    return frozenset(found)
+
+
+def _always_called(node: ast.AST) -> Iterable[str]:
+    """Names called as ``name(...)`` wherever evaluating `node` certainly evaluates the call."""
+    if isinstance(node, ast.BoolOp):
+        yield from _always_called(node.values[0])
+        return
+    if isinstance(node, ast.IfExp):
+        yield from _always_called(node.test)
+        return
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        yield from _always_called(node.generators[0].iter)  # evaluated before the comprehension runs; the rest inside it
+        return
+    if isinstance(node, SOMETIMES):
+        return
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        yield node.func.id
+    for child in ast.iter_child_nodes(node):
+        yield from _always_called(child)
+
+
+def _rebound_names(tree: ast.Module) -> set[str]:
+    """Names bound anywhere by something else than a ``def`` or ``class`` statement."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names

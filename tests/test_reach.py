@@ -1,0 +1,156 @@
+"""A coarse action's fine steps (model.static.reach): which step a Continue / Step Out takes at each stop, the narrowing
+to entering a call where the line certainly calls, checked on real recorded steps, and a session that takes them."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from model.budget import StepBudget
+from model.decode.constraints import state_constraint
+from model.prompt import language as lang
+from model.session import NeuralDebugger
+from model.static.flow import next_locations
+from model.static.reach import back_on_calling_line, certain_calls, entering, fine_step, reaching_functions
+from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
+from tracegen.fast import record_program, replay_to_end
+
+ROOT = Path(__file__).resolve().parent.parent
+INTO, OVER = ActionKind.STEP_INTO, ActionKind.STEP_OVER
+
+PROGRAM = """\
+def check(v):
+    if v < 0:
+        raise ValueError("neg")
+    return v * 2
+
+def run(items):
+    out = []
+    for it in items:
+        out.append(check(it))
+    return out
+
+res = run([1, 2])
+print(res)
+"""
+
+
+def _stop(*frames: tuple[str, int], returned: bool = False) -> State:
+    """A step stop from (name, line) pairs, innermost first (`returned`: just back from a call, its value pending)."""
+    return State(reason=StopReason.STEP, frames=[Frame(name=n, line=line) for n, line in frames],
+                 return_value=ReturnValue(name="check", value="2") if returned else None)
+
+
+def test_the_functions_that_reach_a_breakpoint_are_found_through_the_calls() -> None:
+    assert reaching_functions(PROGRAM, frozenset({4})) == {"check", "run", "<module>"}
+    assert reaching_functions(PROGRAM, frozenset({7})) == {"run", "<module>"}
+    assert reaching_functions(PROGRAM, frozenset()) == frozenset()
+    assert reaching_functions("def f(:\n", frozenset({1})) is None
+
+
+def test_a_continue_steps_over_what_cannot_reach_and_into_what_certainly_calls() -> None:
+    bp = {4}
+    assert fine_step(PROGRAM, _stop(("<module>", 1)), bp).kind is OVER  # a def line
+    assert fine_step(PROGRAM, _stop(("<module>", 12)), bp) == fine_step(PROGRAM, _stop(("run", 9), ("<module>", 12)), bp)
+    assert fine_step(PROGRAM, _stop(("run", 9), ("<module>", 12)), bp).kind is INTO
+    assert fine_step(PROGRAM, _stop(("run", 9), ("<module>", 12)), bp).enter
+    assert fine_step(PROGRAM, _stop(("run", 8), ("<module>", 12)), bp).kind is OVER
+    assert fine_step(PROGRAM, _stop(("check", 2), ("run", 9), ("<module>", 12)), bp).kind is OVER
+    # a return to the calling line: the call already ran, so the step into it is not narrowed
+    back = fine_step(PROGRAM, _stop(("run", 9), ("<module>", 12), returned=True), bp)
+    assert back.kind is INTO and not back.enter
+    # no breakpoint reachable: every line stepped over, the calls run inside the steps
+    assert fine_step(PROGRAM, _stop(("run", 9), ("<module>", 12)), set()).kind is OVER
+    # leaving a frame: into (the calling line) for Step Out, over for a Continue whose caller cannot reach a target
+    assert fine_step(PROGRAM, _stop(("run", 10), ("<module>", 12)), set(), step_out=True).kind is INTO
+    assert fine_step(PROGRAM, _stop(("run", 10), ("<module>", 12)), set()).kind is OVER
+    # what the analysis cannot place: the plain fine step
+    assert fine_step(PROGRAM, _stop(("nowhere", 3)), bp) == fine_step("import threading\n", _stop(("<module>", 1)), bp)
+    assert fine_step(PROGRAM, _stop(("nowhere", 3)), bp).kind is INTO and not fine_step(PROGRAM, _stop(("nowhere", 3)), bp).enter
+
+
+def test_only_calls_that_run_whenever_the_line_runs_are_certain() -> None:
+    source = """\
+def f(x):
+    return x
+
+def g(x):
+    return x
+
+h = f
+a = f(1) + g(2)
+b = f(1) if a else g(2)
+c = a and f(1) or g(2)
+for i in f([1]):
+    pass
+d = h(3)
+e = [f(i) for i in range(2)]
+k = (lambda: f(1))()
+obj = str(a).upper()
+while f(0):
+    pass
+"""
+    assert certain_calls(source, 8) == {"f", "g"}
+    assert certain_calls(source, 9) == set()  # the branches of an if-expression
+    assert certain_calls(source, 10) == set()  # `a and f(1)`: f only when a is true; g only sometimes
+    assert certain_calls(source, 11) == set()  # a for header: its iterable once, then the line again per item
+    assert certain_calls(source, 13) == set()  # h is bound by an assignment: it could be anything
+    assert certain_calls(source, 14) == {"range"}  # the comprehension's calls run inside it, not for sure
+    assert certain_calls(source, 15) == set()
+    assert certain_calls(source, 16) == {"str"}  # builtins are names too; fine_step keeps only user functions
+    assert certain_calls(source, 17) == {"f"}
+
+
+def test_entering_is_true_of_every_recorded_step_into_where_it_narrows() -> None:
+    """On real traces (the fast recorder, which reproduces debugpy's stops): wherever `fine_step` narrows a Step Into
+    to entering a call, the real next stop is among those `entering` keeps. Every line a target, so every call counts."""
+    checked = 0
+    sources = [(ROOT / "bench" / "programs" / name).read_text() for name in ("bank.py", "cart.py", "fib.py", "grades.py", "queue_sim.py")]
+    for source in [PROGRAM, *sources]:
+        trace = record_program(source)
+        targets = set(lang.program_info(source).lines or ())
+        states = replay_to_end(trace, [Action(kind=INTO)] * 120)
+        for previous, state in zip(states, states[1:]):
+            if state.finished or not fine_step(source, previous, targets).enter:
+                continue
+            flow = next_locations(source, previous, Action(kind=INTO), sorted(targets))
+            assert entering(flow, len(previous.frames)).allows(previous, state), (previous.frames, state.frames)
+            checked += 1
+    assert checked > 15
+
+
+def test_the_entering_constraint_refuses_a_stop_that_stays_in_the_frame() -> None:
+    previous = _stop(("run", 9), ("<module>", 12))
+    into = Action(kind=INTO)
+    entered = State(reason=StopReason.STEP, frames=[Frame(name="check", line=2, locals={"v": "1"}),
+                                                    Frame(name="run", line=9), Frame(name="<module>", line=12)])
+    stayed = State(reason=StopReason.STEP, frames=[Frame(name="run", line=8), Frame(name="<module>", line=12)])
+    plain = state_constraint(PROGRAM, previous, action=into, breakpoints=[4])
+    narrowed = state_constraint(PROGRAM, previous, action=into, breakpoints=[4], enter=True)
+
+    def text(state: State) -> str:  # as the model writes it: the stop token ends the generation, outside the text
+        return lang.render_state(state, previous).removesuffix(lang.STOP_TOKEN)
+
+    assert plain.complete(text(entered)) and plain.complete(text(stayed))
+    assert narrowed.complete(text(entered))
+    assert not narrowed.allows(text(stayed))
+
+
+def test_a_session_continue_takes_the_fine_steps_the_source_picks(tiny_checkpoint: Path) -> None:
+    """Even an untrained model enters run() on line 12: the narrowing, not the weights, decides that."""
+    session = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, "prog.py", breakpoints=[4], max_state_tokens=48,
+                                             budget=StepBudget(seconds=None, tokens=200), coarse_by_steps=True)  # fmt: skip
+    session.start_from(State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=12)]))
+    session.step(Action(kind=ActionKind.CONTINUE))
+    first = session.history[0]
+    assert first.action.kind is INTO
+    assert [f.name for f in first.state.frames][-2:] == ["run", "<module>"] or first.state.reason is StopReason.EXCEPTION
+    # the plain Step Into after it is not narrowed: its constraint is the one a session without fine steps builds
+    session.step(Action(kind=INTO))
+    assert session._enter_call is False
+
+
+def test_a_stop_back_on_the_calling_line_is_told_from_a_line_event_after_step_over() -> None:
+    inside = _stop(("check", 4), ("run", 9), ("<module>", 12))
+    assert back_on_calling_line(inside, _stop(("run", 9), ("<module>", 12), returned=True))
+    # Step Over onto the next line shows the stepped-over call's value too, but the line runs: a breakpoint there hits
+    assert not back_on_calling_line(_stop(("run", 9), ("<module>", 12)), _stop(("run", 8), ("<module>", 12), returned=True))
+    assert not back_on_calling_line(inside, _stop(("run", 8), ("<module>", 12)))  # Step Over from a last line: the next line
