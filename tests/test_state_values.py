@@ -15,7 +15,7 @@ from model.prompt.value_chars import content_spans
 from protocol.debugger import ExceptionInfo, Frame, ReturnValue, State, StopReason, normalize_repr
 from tests.test_language import states
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: the profile's (tests/conftest.py)
 
 
 def _found(text: str, partial: bool = False) -> list[tuple[str | None, str]]:
