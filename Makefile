@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
-.PHONY: setup test test-all demo bench clean
+.PHONY: setup test test-all test-slow-ci demo bench clean
 
 setup: $(STAMP)
 
@@ -15,12 +15,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-# `make test`: the quick suite (pyproject's addopts deselect `slow`); `make test-all`: every test (CI).
+# `make test`: the quick suite (pyproject's addopts deselect `slow`; hypothesis's `quick` profile, tests/conftest.py);
+# `make test-all`: every test, every property at its full count of examples. `make test-slow-ci`: what CI adds to
+# `make test` (the slow tests but the two live parity runs against debugpy, which take the longest; docs/testing.md).
+LIVE_PARITY := tests/test_parity.py::test_live_parity_whole_corpus tests/test_parity_projects.py::test_live_parity_projects
 test: setup js-deps
 	$(BIN)/python -m pytest
 
 test-all: setup js-deps
-	$(BIN)/python -m pytest -m ''
+	HYPOTHESIS_PROFILE=all $(BIN)/python -m pytest -m ''
+
+test-slow-ci: setup js-deps
+	HYPOTHESIS_PROFILE=all $(BIN)/python -m pytest -m slow $(addprefix --deselect ,$(LIVE_PARITY))
 
 demo: setup
 	$(BIN)/neural-debugger demo

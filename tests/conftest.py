@@ -4,12 +4,22 @@
 LlamaForCausalLM of a few hundred thousand parameters and a byte-level BPE tokenizer trained on a
 few rendered traces (model.prompt.tokenizer when present). Session-scoped, built once under pytest's
 tmp_path_factory; reuse it anywhere a real (untrained) model is needed.
+
+Hypothesis profiles: ``quick`` (the default) draws fewer examples for the properties that leave their
+count to the profile; ``all`` (``HYPOTHESIS_PROFILE=all``, set by `make test-all`) draws the full count.
+Neither has a deadline: on a loaded machine a slow example is not a failure.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("quick", max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("all", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 
 TINY_PROGRAMS = [
     "def add(a, b):\n    c = a + b\n    return c\n\nx = add(1, 2)\ny = [x, x * 2]\nprint(y)\n",

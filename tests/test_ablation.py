@@ -30,6 +30,7 @@ def _micro_args(tmp_path: Path, tokenizer: Path) -> list[str]:
             "--no-progress"]  # fmt: skip
 
 
+@pytest.mark.slow  # 37 s in CI; the other tests here (a lever trained, bad input, the table) stay quick
 def test_ablate_two_levers_end_to_end(tmp_path, tiny_checkpoint):
     notes = tmp_path / "notes.md"
     notes.write_text("# Notes\n\nkept text\n")

@@ -175,6 +175,7 @@ def test_kept_candidates_are_the_ranked_answers_scored(shard: Path, tiny_checkpo
     assert not any("candidates" in json.loads(line) for line in (plain / "predictions.jsonl").read_text().splitlines())
 
 
+@pytest.mark.slow  # 23 s in CI; the other seven tests here stay quick
 def test_inverse_call_questions_are_narrowed_like_the_session(shard: Path, tokenizer, tiny_checkpoint: Path) -> None:  # noqa: ANN001
     """inv_step_call is asked as `predict_before` asks it: the answer is a call's first stop, its locals the parameters."""
     from model.decode.constraints import InverseCallConstraint

@@ -155,7 +155,7 @@ def _drop_files(state: State) -> State:
     return state.model_copy(update={"frames": [f.model_copy(update={"file": None}) for f in state.frames]})
 
 
-FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])  # examples: the profile's (tests/conftest.py)
 
 # --- properties ---------------------------------------------------------------------------------
 

@@ -145,6 +145,7 @@ def _oracle_load(program: Path, steps: int, rounds: int) -> None:
     assert sizes[-1] - sizes[1 if rounds > 1 else 0] < RSS_ROUND_GROWTH_LIMIT + (0 if rounds > 1 else 3 * RSS_ROUND_GROWTH_LIMIT)
 
 
+@pytest.mark.slow  # 24 s in CI: load runs in `make test-all` with its 200-step and model variants
 def test_concurrent_oracle_sessions(load_program):
     _oracle_load(load_program, steps=25, rounds=1)
 

@@ -22,7 +22,6 @@ and keeps, per field, whichever has the lower expected calibration error (ECE) o
 """
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from model.prompt import language as lang
+from model.prompt.state_values import LocalsObject, json_string_end, scan_locals  # json_string_end: model.session reads it from here
 
 CALIBRATION_FILE = "calibration.json"
 FIELDS = ("location", "variable")
@@ -62,45 +62,20 @@ class StateLayout:
     return_value: tuple[int, int] | None = None  # the pending return value's part (name and repr)
 
 
-def json_string_end(text: str, start: int) -> int:
-    """Index just past the JSON string opening at `start` (ValueError if there is none)."""
-    if start >= len(text) or text[start] != '"':
-        raise ValueError("expected a JSON string")
-    i = start + 1
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == '"':
-            return i + 1
-        i += 1
-    raise ValueError("unterminated JSON string")
-
-
-def _scan_locals(text: str, brace: int) -> tuple[FrameLayout, int]:
-    """The pairs of the locals object opening at `brace`, and the index just past its ``}``."""
-    frame = FrameLayout()
-    i = brace + 1
-    while i < len(text):
-        if text[i] == "}":
-            return frame, i + 1
-        if text[i] == ",":
-            i += 1
-            continue
-        if text.startswith("..", i):
-            frame.rest = (i, i + 2)
-            i += 2
-            continue
-        key_end = json_string_end(text, i)
-        if key_end >= len(text) or text[key_end] != ":":
-            raise ValueError("expected ':' after a local's name")
-        value_end = json_string_end(text, key_end + 1)
-        name = str(json.loads(text[i:key_end]))
-        frame.pairs[name] = (i, value_end)
-        frame.values[name] = (key_end + 1, value_end)
-        i = value_end
-    raise ValueError("unterminated locals object")
+def _frame_layout(text: str, found: LocalsObject) -> FrameLayout | None:
+    """Where a scanned locals object's pairs and ``..`` lie; None when it is cut off or a name is not a JSON string."""
+    if found.end is None:
+        return None
+    frame = FrameLayout(rest=found.rest)
+    for value in found.values:
+        key = value.key or (value.start, value.start)  # always set for a local
+        try:
+            name = str(value.name(text))
+        except ValueError:
+            return None
+        frame.pairs[name] = (key[0], value.end)
+        frame.values[name] = (value.start, value.end)
+    return frame
 
 
 def layout(text: str) -> StateLayout:
@@ -122,13 +97,13 @@ def layout(text: str) -> StateLayout:
         brace = text.find("{", line_at, tail) if line_at >= 0 else -1
         if brace < 0:
             break
-        try:
-            frame, end = _scan_locals(text, brace)
-        except ValueError:
+        found = scan_locals(text, brace)
+        frame = _frame_layout(text, found)
+        if frame is None or found.end is None:
             break
         location.append((cursor, brace))
         frames.append(frame)
-        cursor = i = end
+        cursor = i = found.end
     location.append((cursor, tail))
     returned = None
     at = text.find(lang.RETURN_SEP)

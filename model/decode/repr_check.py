@@ -18,9 +18,8 @@ import json
 import re
 
 from model.prompt import language as lang
+from model.prompt.state_values import value_strings
 from model.decode.repr_grammar import grammar_problem
-
-_STRING_RE = re.compile(r'"((?:[^"\\]|\\.)*)(?:(")|\\?\Z)', re.DOTALL)
 
 
 def repr_problem(text: str, *, partial: bool = False) -> str | None:
@@ -39,18 +38,12 @@ def _decode(body: str) -> str | None:
 
 def values_problem(state_text: str, *, partial: bool = False) -> str | None:
     """The first impossible value among a state text's locals and return value (partial: the last may be unfinished)."""
-    for match in _STRING_RE.finditer(state_text):
-        start = match.start()
-        before = state_text[:start]
-        if not before.endswith(":"):
-            sep = before.rfind("<|")
-            if sep < 0 or not before.startswith(lang.RETURN_SEP, sep):
-                continue
-        finished = match.group(2) is not None
-        text = _decode(match.group(1))
+    for value in value_strings(state_text, partial=partial):
+        start, end = value.body
+        text = _decode(state_text[start:end])
         if text is None:
             continue
-        problem = repr_problem(text, partial=partial and not finished)
+        problem = repr_problem(text, partial=partial and not value.closed)
         if problem:
             return problem
     return None

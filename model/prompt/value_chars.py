@@ -15,27 +15,22 @@ what byte-level BPE makes of it alone; pieces meet at the literal's quotes). Wha
 (an unclosed literal, a truncated value, a bad escape) is left to ordinary tokenization. Decoding is
 unchanged: the ids decode to the same text. Exception messages and stdout are left as they are.
 
-Finding the values needs no parse of the whole state: a frame's locals are the plain text after
-``<|line_sep|>`` that starts ``N{`` (a listing line is ``N text``, a breakpoint ``N`` alone), the
-return value the plain text after ``<|return_sep|>``; so a segment of a document (a state, an action,
-a header) is encoded alike alone or within the whole text.
+Finding the values needs no parse of the whole state (`model.prompt.state_values`), so a segment of
+a document (a state, an action, a header) is encoded alike alone or within the whole text.
 """
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from model.decode.confidence import json_string_end
-from model.prompt.language import _SPLIT_RE, LINE_SEP, RETURN_SEP, SPECIAL_TOKENS
+from model.prompt.state_values import value_strings
 from model.prompt.tokenizer import CONFIG_FILE
 
 VALUE_CHARS_KEY = "neural_debugger_value_chars"  # in tokenizer_config.json: true = this model's data was packed so
 
-_SPECIAL = frozenset(SPECIAL_TOKENS)
-_LOCALS_START = re.compile(r"[0-9]+\{")  # a frame's line number and the locals object that follows it
 # one character of a JSON string body: an escape (a \\u escape cut short by the end of a generated text too) or a raw char
 _UNIT = re.compile(r"\\u[0-9a-fA-F]{4}|\\u[0-9a-fA-F]{0,3}\Z|\\.|.", re.DOTALL)
 _JSON_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
@@ -88,59 +83,6 @@ def write_value_chars(folder: str | Path, on: bool) -> None:
 
 
 # ---- where the string contents are -------------------------------------------------------------------
-
-
-def _json_string_end(text: str, start: int) -> int | None:
-    """Index just past the JSON string opening at `start`; None when there is none or it is not closed."""
-    try:
-        return json_string_end(text, start)
-    except ValueError:
-        return None
-
-
-def _value_bodies(text: str, partial: bool) -> Iterator[tuple[int, int, bool]]:
-    """(start, end, closed) of the body (between the quotes) of every JSON string holding a state value.
-
-    With `partial`, an unclosed value string at the end of `text` is given too (closed False).
-    """
-    pos = 0
-    previous: str | None = None
-    for piece in _SPLIT_RE.split(text):
-        start, pos = pos, pos + len(piece)
-        if not piece:
-            continue
-        if piece in _SPECIAL:
-            previous = piece
-            continue
-        if previous == LINE_SEP and (m := _LOCALS_START.match(piece)):
-            yield from _locals_values(piece, m.end(), start, partial)
-        elif previous == RETURN_SEP:
-            quote = piece.find('"')
-            if quote > 0:
-                end = _json_string_end(piece, quote)
-                if end is not None:
-                    yield start + quote + 1, start + end - 1, True
-                elif partial:
-                    yield start + quote + 1, start + len(piece), False
-        previous = None
-
-
-def _locals_values(piece: str, i: int, offset: int, partial: bool) -> Iterator[tuple[int, int, bool]]:
-    """The value strings of the locals object whose first pair starts at `i` (just past ``{``)."""
-    while i < len(piece) and piece[i] == '"':
-        key_end = _json_string_end(piece, i)
-        if key_end is None or piece[key_end : key_end + 1] != ":":
-            return
-        i = key_end + 1
-        end = _json_string_end(piece, i)
-        if end is None:
-            if partial and piece[i : i + 1] == '"':
-                yield offset + i + 1, offset + len(piece), False
-            return
-        yield offset + i + 1, offset + end - 1, True
-        if piece[end : end + 1] != ",":
-            return
-        i = end + 1
 
 
 def _is_name_char(ch: str) -> bool:
@@ -208,8 +150,9 @@ def content_spans(text: str, *, partial: bool = False) -> list[Span]:
     included, up to the end; without, only closed literals of closed values count.
     """
     spans: list[Span] = []
-    for start, end, closed in _value_bodies(text, partial):
-        for a, b, _ in _literal_contents(text, start, end, closed, partial):
+    for value in value_strings(text, partial=partial):
+        start, end = value.body
+        for a, b, _ in _literal_contents(text, start, end, value.closed, partial):
             if b > a:
                 spans.append((a, b))
     return spans
