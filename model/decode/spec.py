@@ -16,7 +16,7 @@
   session's second, sampled attempt follows, then the closing of `model.decode.constraints.close_text`).
 - `scoring` (`ScoringRule`): how several drawn answers are ranked (`model.decode.rerank`), a pure
   function of an answer (its state) and its tokens' log-probabilities under teacher forcing, which
-  every backend that can score (`model.backends.base.Scorer`: transformers and the vLLM server) gives.
+  every backend gives (`model.backends.base.Scorer`: transformers, the vLLM server and engine).
 - `plan` (`SamplingPlan`): the greedy answer, then ``count - 1`` samples at `SamplingPlan.sample_temperature`
   (each sampled draw seeded by `model.backends.draws.draw_seed`), the token budget, the sampled retry.
 """
