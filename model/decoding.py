@@ -17,8 +17,9 @@ answer alone. *Full* adds the rules whose weight or reach was chosen by measurin
 - ``ensemble``: companion models draw and score a call's arguments (`model.backends.ensemble`).
 
 `rules_for(decoding)` gives the switches; a session takes them as one option (`NeuralDebugger(decoding=...)`)
-and passes them down to `model.decode.constraints.state_constraint`. Plain is what the weights know on their
-own; the evaluations report both (docs/evaluation.md).
+and builds each step's decoding spec with them (`model.decode.spec.build_spec`: the grammar every backend
+enforces, the scoring rule, the sampling plan). Plain is what the weights know on their own; the evaluations
+report both (docs/evaluation.md).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 The session never executes the user's program: it compiles it only to know its lines (Python's
 `compile` runs nothing), renders the session in the neural-debugger language
-(`model.prompt.language`), asks a `Backend` for the next state under a `StateConstraint`, and parses the
+(`model.prompt.language`), asks a `Backend` for the next state under the step's `model.decode.spec.DecodingSpec`, and parses the
 answer back into a `protocol.State`.
 
 Context handling: each state in the history keeps the token ids it stands for in the prompt
@@ -25,14 +25,13 @@ from model.prompt import language as lang
 from model.backends.base import Backend, BackendError, Generation, Scorer
 from model.budget import Spending, StepBudget
 from model.decode.confidence import Calibration, RawScores, json_string_end, raw_scores
-from model.decode.constraints import close_text, state_constraint
+from model.decode.constraints import close_text
 from model.decode.cut_values import runaway
 from model.decoding import Decoding, rules_for
 from model.backends.ensemble import load_companions, named_companions
 from model.prompt.listing import STATE_RESERVE, Listing
-from model.decode.arg_evidence import uses_at, violations
-from model.decode.rerank import (CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, SAMPLE_TEMPERATURE, STALE_PENALTY, Candidate,
-                          best_candidate, is_stale)  # fmt: skip
+from model.decode.rerank import CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY, Candidate
+from model.decode.spec import COARSE_ACTIONS, ENSEMBLE_KINDS, DecodingSpec, SpecOptions, build_spec, sampling_plan
 from model.session_api import SessionError
 from model.static.reach import FineStep, back_on_calling_line, fine_step
 from model.static.user_modules import collect_user_modules
@@ -40,10 +39,7 @@ from model.prompt.value_chars import encode_text, value_chars_enabled
 from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
 
 MIN_ALTERNATIVE = 0.005  # alternatives less likely than this are not offered
-# actions whose stop is many lines away: one answer simulates them all (`coarse_candidates` answers are drawn)
-COARSE_ACTIONS = frozenset({ActionKind.STEP_RETURN, ActionKind.CONTINUE, ActionKind.BREAKPOINT})
-# actions after which companion models (`NeuralDebugger.companions`) draw and score answers too: a call's arguments
-ENSEMBLE_KINDS = frozenset({ActionKind.INV_STEP_CALL})
+# COARSE_ACTIONS (one answer simulates many lines) and ENSEMBLE_KINDS (companions draw too): model.decode.spec
 MAX_FINE_STEPS = 200  # fine steps one coarse action may take when it runs by fine steps (`coarse_by_steps`)
 
 
@@ -160,9 +156,9 @@ class NeuralDebugger:
         # Continue, Step Out and a run to a breakpoint predicted as successive fine steps (step_into) until they arrive
         self.coarse_by_steps = coarse_by_steps
         self._spending: Spending | None = None  # the current step's use of `budget`
-        self._constraint_key: tuple | None = None  # the step's constraint, built once for all its attempts and candidates
+        self._spec_key: tuple | None = None  # the step's decoding spec (model.decode.spec), built once for all its attempts and candidates
+        self._spec: DecodingSpec | None = None
         self._enter_call = False  # the stop being predicted must enter a call of the line (a coarse action's fine step)
-        self._constraint: Any = None
         self.calibration = calibration or Calibration()
         self.tokenizer = tokenizer
         self.program = program
@@ -639,7 +635,7 @@ class NeuralDebugger:
 
     def _generate_state(self, prompt: list[int], previous: State, action: Action | None = None,
                         breakpoints: Sequence[int] | None = None, temperature: float | None = None,
-                        backend: Backend | None = None) -> StateRecord | str:  # fmt: skip
+                        backend: Backend | None = None, spec: DecodingSpec | None = None) -> StateRecord | str:  # fmt: skip
         """The predicted state after `previous`, or why there is none.
 
         A greedy (or configured) attempt first; if its text does not parse, or runs out of tokens,
@@ -652,18 +648,21 @@ class NeuralDebugger:
         runaways too cost held-out location and CruxEval-O (docs/model-notes.md, session 10). With
         `action` (and `flow_constraint`), the stop is narrowed to static control flow (`breakpoints`:
         the program's, default the session's). `temperature`: instead of the session's. `backend`: the
-        model that answers (default the session's; a companion when ranking an ensemble's answers).
+        model that answers (default the session's; a companion when ranking an ensemble's answers). `spec`: the step's
+        decoding spec (`model.decode.spec`; default: built for `previous`, `action` and `breakpoints`), whose grammar the
+        backend enforces and whose plan gives the tokens and the retry.
         """
-        constraint = self._step_constraint(previous, action, breakpoints) if self.constrained else None
+        spec = spec or self._step_spec(previous, action, breakpoints)
+        constraint, plan = spec.grammar, spec.plan
         spending = self._spending
         backwards = action is not None and action.kind.inverse  # an earlier stop: some answer beats none
         model = self.backend if backend is None else backend
         failure = ""
         cut: tuple[str, Generation] | None = None
-        base = self.temperature if temperature is None else temperature
+        base = plan.temperature if temperature is None else temperature
         for attempt in range(2):
-            temperature = base if attempt == 0 or self.retry_temperature is None else max(base, self.retry_temperature)
-            max_tokens = self.max_state_tokens * (1 + attempt)
+            temperature = base if attempt == 0 or plan.retry_temperature is None else max(base, plan.retry_temperature)
+            max_tokens = plan.max_tokens * (1 + attempt)
             if spending is not None:
                 if attempt and spending.exhausted():
                     spending.cut("no second attempt")
@@ -683,8 +682,10 @@ class NeuralDebugger:
                 if spending is not None:
                     spending.cut(f"a prediction cut after {len(gen.token_ids)} tokens")
                 break
-            if gen.finish_reason in ("length", "error"):  # out of tokens, or no allowed token left
+            if gen.finish_reason in ("length", "error", "rejected"):  # out of tokens, no allowed token left, refused by the grammar's checks
                 failure, cut = f"the predicted state did not end within {max_tokens} tokens", (text, gen)
+                if gen.finish_reason == "rejected" and constraint is not None:
+                    failure = f"the predicted state breaks the grammar's {' / '.join(constraint.unfolded)} check"
                 repetition = runaway(text) if backwards and gen.finish_reason == "length" else None
                 if repetition is not None:
                     failure = f"the predicted state ran into a repetition and did not end within {max_tokens} tokens"
@@ -707,17 +708,28 @@ class NeuralDebugger:
             return StateRecord(state=state, ids=self._encode(closed + lang.STOP_TOKEN), generation=cut[1], text=closed, note=note)
         return failure
 
-    def _step_constraint(self, previous: State, action: Action | None, breakpoints: Sequence[int] | None) -> Any:
-        """The constraint of the next state, built once per stop asked (every attempt and candidate shares it)."""
-        flow_action = action if self.flow_constraint else None
+    def _step_spec(self, previous: State, action: Action | None, breakpoints: Sequence[int] | None = None,
+                   kind: ActionKind | None = None) -> DecodingSpec:  # fmt: skip
+        """The decoding spec of the next state (`model.decode.spec`), built once per stop asked: every attempt, candidate
+        and companion shares it. `kind`: the action asked when `action` is None (an answer not narrowed by it)."""
+        options = self._spec_options()
         bps = tuple(self._breakpoints if breakpoints is None else breakpoints)
+        kind = action.kind if action is not None else kind
         enter = self._enter_call
-        key = (lang.render_state(previous, None), flow_action.model_dump_json() if flow_action is not None else None, bps, enter)
-        if key != self._constraint_key:
-            self._constraint = state_constraint(self.program, previous, self.modules, action=flow_action, breakpoints=bps,
-                                                reprs=self.repr_check, rules=self.rules, enter=enter)  # fmt: skip
-            self._constraint_key = key
-        return self._constraint
+        key = (lang.render_state(previous, None), action.model_dump_json() if action is not None else None, bps, kind, options,
+               self.program, tuple(sorted(self.modules.items())), enter)  # fmt: skip
+        if key != self._spec_key or self._spec is None:
+            self._spec = build_spec(self.program, previous, action, options, modules=self.modules, breakpoints=bps, kind=kind, enter=enter)
+            self._spec_key = key
+        return self._spec
+
+    def _spec_options(self) -> SpecOptions:
+        """The session's settings as they are now (an evaluation may change them after construction)."""
+        return SpecOptions(rules=self.rules, constrained=self.constrained, flow_constraint=self.flow_constraint, repr_check=self.repr_check,
+                           candidates=self.candidates, call_candidates=self.call_candidates, coarse_candidates=self.coarse_candidates,
+                           check_weight=self.check_weight, evidence_weight=self.evidence_weight, stale_penalty=self.stale_penalty,
+                           temperature=self.temperature, max_state_tokens=self.max_state_tokens,
+                           retry_temperature=self.retry_temperature, ensemble_kinds=self.ensemble_kinds)  # fmt: skip
 
     def _predict_inverse(self, kind: ActionKind) -> State:
         """The state before the current one, predicted from the inverse chain (late state, then earlier ones).
@@ -752,78 +764,52 @@ class NeuralDebugger:
 
     def _generate_or_rank(self, prompt: list[int], previous: State, action: Action | None,
                           breakpoints: Sequence[int] | None = None, kind: ActionKind | None = None) -> StateRecord | str:  # fmt: skip
-        """`_generate_state`, or the best of several answers (`model.decode.rerank`) when the count for the action is
-        above 1: `call_candidates` (inv_step_call), `coarse_candidates` (step_return, continue, breakpoint) or
-        `candidates` (any other). `kind`: the action asked, when `action` is None (an unnarrowed answer, as
-        next-state evaluation asks inverse actions)."""
-        kind = action.kind if action is not None else kind
-        count = self._candidate_count(kind)
+        """`_generate_state`, or the best of several answers (`model.decode.rerank`) when the step's plan draws more than
+        one (`model.decode.spec.sampling_plan`: `call_candidates` after inv_step_call, `coarse_candidates` after step_return,
+        continue, breakpoint, `candidates` after any other). `kind`: the action asked, when `action` is None (an
+        unnarrowed answer, as next-state evaluation asks inverse actions)."""
+        spec = self._step_spec(previous, action, breakpoints, kind)
+        count = spec.plan.count
         if count <= 1 or not isinstance(self.backend, Scorer):  # one answer, or nothing to rank them by: the greedy answer
-            return self._generate_state(prompt, previous, action, breakpoints)
-        ranked = self.ranked_candidates(prompt, previous, action, count, breakpoints, kind)
+            return self._generate_state(prompt, previous, action, breakpoints, spec=spec)
+        ranked = self.ranked_candidates(prompt, previous, action, count, breakpoints, kind, spec=spec)
         self.ranking = [(record.state, candidate) for record, candidate in ranked]
         if not ranked:
-            return self._generate_state(prompt, previous, action, breakpoints)  # none parsed: the greedy answer's own failure message
-        return ranked[best_candidate([c for _, c in ranked], self.check_weight, self.evidence_weight, self.stale_penalty)][0]
+            return self._generate_state(prompt, previous, action, breakpoints, spec=spec)  # none parsed: the greedy answer's own failure message
+        return ranked[spec.scoring.best([c for _, c in ranked])][0]
 
     def _candidate_count(self, kind: ActionKind | None) -> int:
-        """How many answers to draw after an action of `kind` (see `_generate_or_rank`); one without `rules.ranking`."""
-        if not self.rules.ranking:
-            return 1
-        if kind is ActionKind.INV_STEP_CALL:
-            return self.call_candidates
-        if kind in COARSE_ACTIONS:
-            return self.coarse_candidates
-        return self.candidates
+        """How many answers the plan draws after an action of `kind` (see `_generate_or_rank`); one without `rules.ranking`."""
+        return sampling_plan(kind, self._spec_options()).count
 
     def ranked_candidates(self, prompt: list[int], previous: State, action: Action | None, count: int,
-                          breakpoints: Sequence[int] | None = None, kind: ActionKind | None = None) -> list[tuple[StateRecord, Candidate]]:  # fmt: skip
+                          breakpoints: Sequence[int] | None = None, kind: ActionKind | None = None,
+                          spec: DecodingSpec | None = None) -> list[tuple[StateRecord, Candidate]]:  # fmt: skip
         """Up to `count` distinct predicted stops after `previous` (the greedy answer, then samples), each
-        scored as `model.decode.rerank` describes; `prompt` asks `action` (None: not narrowed by it, as `_generate_state`).
-        After an action in `ensemble_kinds`, each companion draws `count` answers too (its greedy one, then
-        samples) and an answer's likelihood is its mean log-probability under the session's model and the companions
-        (`kind`: the action asked, when `action` is None)."""
-        members = self._members(action.kind if action is not None else kind)
+        scored by the step's scoring rule (`model.decode.spec.ScoringRule`); `prompt` asks `action` (None: not narrowed
+        by it, as `_generate_state`). When the plan says so (`ensemble`: after an action in `ensemble_kinds`), each
+        companion draws `count` answers too (its greedy one, then samples) and an answer's likelihood is its mean
+        log-probability under the session's model and the companions (`kind`: the action asked, when `action` is None)."""
+        spec = spec or self._step_spec(previous, action, breakpoints, kind)
+        members = [self.backend, *self.companions] if spec.plan.ensemble else [self.backend]
         records: dict[str, tuple[StateRecord, bool]] = {}
         spending = self._spending
         for m, member in enumerate(members):
-            for i in range(max(1, count)):
+            for i, temperature in enumerate(spec.plan.draw_temperatures(count)):
                 if spending is not None and (i or m) and spending.exhausted():
                     spending.cut(f"{len(records)} answer(s) drawn of {count * len(members)}")
                     break
-                record = self._generate_state(prompt, previous, action, breakpoints, temperature=None if i == 0 else SAMPLE_TEMPERATURE,
-                                              backend=member)  # fmt: skip
+                record = self._generate_state(prompt, previous, action, breakpoints, temperature=temperature, backend=member, spec=spec)
                 if isinstance(record, StateRecord):
                     records.setdefault(lang.render_state(record.state, None), (record, m == 0 and i == 0))
         scorer = self.backend if isinstance(self.backend, Scorer) else None
         scorers = [b for b in members if isinstance(b, Scorer)] if scorer is not None else []
-        returned = action is not None and action.kind is ActionKind.INV_STEP_CALL and previous.return_value is not None
-        checks = self.check_weight != 0 and returned
-        coarse = action is not None and action.kind in COARSE_ACTIONS
         out = []
         for text, (record, greedy) in records.items():
-            likelihood, check = -math.inf, (-math.inf if checks else None)
-            if scorer is not None:
-                likelihood = sum(self._score(s, prompt, record.ids) for s in scorers) / len(scorers)
-                if checks:
-                    check = self._forward_to(scorer, record.state, previous)
-            contradicted = self._contradicted_uses(record.state) if returned and self.evidence_weight != 0 else 0
-            stale = coarse and is_stale(record.state, previous)
-            out.append((record, Candidate(text=text, likelihood=likelihood, check=check, greedy=greedy, violations=contradicted, stale=stale)))
+            logprobs = [self._token_logprobs(s, prompt, record.ids) for s in scorers]
+            check = self._forward_to(scorer, record.state, previous) if scorer is not None and spec.scoring.checks else None
+            out.append((record, spec.scoring.candidate(text, record.state, logprobs, greedy=greedy, check=check)))
         return out
-
-    def _members(self, kind: ActionKind | None) -> list[Backend]:
-        """The models that draw (and score) answers after an action of `kind`: the session's, plus the companions after `ensemble_kinds`."""
-        if self.companions and self.rules.ensemble and kind in self.ensemble_kinds:
-            return [self.backend, *self.companions]
-        return [self.backend]
-
-    def _contradicted_uses(self, entry: State) -> int:
-        """How many uses of the called function's parameters the predicted arguments contradict (`model.decode.arg_evidence`)."""
-        top = entry.top
-        if top is None or top.file is not None:
-            return 0
-        return violations(uses_at(self.program, top.name, top.line), top.locals)
 
     def _forward_to(self, scorer: Scorer, earlier: State, later: State) -> float:
         """log P(`later` | `earlier`, step_return): the teacher-forced forward check of a candidate (no breakpoints)."""
@@ -837,12 +823,17 @@ class NeuralDebugger:
         return self._score(scorer, prompt, target)
 
     def _score(self, scorer: Scorer, prompt: list[int], target: list[int]) -> float:
+        logprobs = self._token_logprobs(scorer, prompt, target)
+        return -math.inf if logprobs is None else float(sum(logprobs))
+
+    def _token_logprobs(self, scorer: Scorer, prompt: list[int], target: list[int]) -> list[float] | None:
+        """The teacher-forced log-probability of each id of `target` after `prompt`; None when it cannot be scored."""
         if len(prompt) + len(target) > self.max_model_len:
-            return -math.inf
+            return None
         try:
-            return float(sum(scorer.score(prompt, target)))
+            return [float(x) for x in scorer.score(prompt, target)]
         except BackendError:
-            return -math.inf
+            return None
 
     # --------------------------------------------------------------- prompt
 

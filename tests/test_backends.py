@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from model.backends.base import Backend, BackendError, Generation
-from model.backends.hf import HFBackend, draw_seed, common_prefix, decode_prefix, split_utf8
+from model.backends.draws import draw_seed
+from model.backends.hf import HFBackend, common_prefix, decode_prefix, split_utf8
 from model.decode.constraints import RegexConstraint
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from model.backends.base import Backend, BackendError
+from model.backends.draws import draw_seed
 from model.backends.vllm_server import VLLMServerBackend
 from model.decode.constraints import RegexConstraint
 
@@ -131,10 +132,24 @@ def test_unconstrained_sampling_sends_temperature_and_no_constraint(stand_in: St
     client.generate([1, 2, 3], max_tokens=5, temperature=0.7, stop_ids=[])
     assert stand_in.requests[0][:2] == ("GET", "/v1/models")  # model name discovered once
     body = stand_in.requests[-1][2]
-    assert body["model"] == "neural-debugger" and body["temperature"] == 0.7 and body["seed"] == 3
+    assert body["model"] == "neural-debugger" and body["temperature"] == 0.7 and body["seed"] == draw_seed(3, [1, 2, 3], 0)
     assert "structured_outputs" not in body and body["max_tokens"] == 5
     client.generate([1, 2, 3], max_tokens=5, temperature=0.7, stop_ids=[])
     assert [r[0] for r in stand_in.requests] == ["GET", "POST", "POST"]
+    assert stand_in.requests[-1][2]["seed"] == draw_seed(3, [1, 2, 3], 1)  # the second sample of the prompt draws anew
+    client.generate([1, 2, 3], max_tokens=5, temperature=0.0, stop_ids=[])
+    assert stand_in.requests[-1][2]["seed"] == 3  # a greedy answer: the backend's seed, and the prompt's draws start over
+    client.generate([1, 2, 3], max_tokens=5, temperature=0.7, stop_ids=[])
+    assert stand_in.requests[-1][2]["seed"] == draw_seed(3, [1, 2, 3], 0)
+
+
+def test_score_asks_prompt_logprobs_and_an_answer_without_them_is_a_clear_error(stand_in: StandIn) -> None:
+    client = VLLMServerBackend(stand_in.url, model="nd")
+    with pytest.raises(BackendError, match="no prompt log-probabilities"):
+        client.score([20, 21], [30, 31])  # the stand-in's canned answer has "prompt_logprobs": None
+    assert stand_in.requests[-1][2] == {"model": "nd", "prompt": [20, 21, 30, 31], "max_tokens": 1, "temperature": 0.0,
+                                        "prompt_logprobs": 0, "skip_special_tokens": False}  # fmt: skip
+    assert client.score([20, 21], []) == []
 
 
 def test_garbage_answer_is_a_clear_error(stand_in: StandIn) -> None:

@@ -3,7 +3,9 @@
 Every backend (in-process transformers, vLLM's OpenAI-compatible server, vLLM's in-process
 engine) implements `Backend`. A `Constraint` restricts what may be generated: backends that mask
 logits themselves use its incremental check (`allows`), vLLM receives its `regex` through
-`structured_outputs`. This module imports nothing heavy.
+`structured_outputs`. A step's constraint is its decoding spec's grammar (`model.decode.spec.Grammar`, a
+`Grammar` here): where it holds checks beyond the regex (`unfolded`), a backend that enforces the regex
+only applies them to the answer (`refuse_unadmitted`). This module imports nothing heavy.
 """
 from __future__ import annotations
 
@@ -32,6 +34,16 @@ class Constraint(Protocol):
     def complete(self, text: str) -> bool: ...
 
 
+@runtime_checkable
+class Grammar(Constraint, Protocol):
+    """A constraint whose `regex` leaves out some checks (`unfolded`: their names); `admits(text)` says whether a
+    finished answer (with or without the stop token's text) passes the regex and every check."""
+
+    unfolded: tuple[str, ...]
+
+    def admits(self, text: str) -> bool: ...
+
+
 @dataclass
 class Generation:
     """One completion.
@@ -39,7 +51,8 @@ class Generation:
     token_ids: generated ids, without the stop token that ended it (see `stop_token`).
     text: those ids decoded (special tokens kept).
     logprobs: one natural-log probability per generated id, under the model's raw distribution.
-    finish_reason: "stop" (a stop token ended it), "length" (max_tokens reached), "deadline" (out of time) or "error".
+    finish_reason: "stop" (a stop token ended it), "length" (max_tokens reached), "deadline" (out of time), "error", or
+        "rejected" (a backend that enforces only the regex finished an answer the grammar's other checks refuse).
     prompt_tokens: length of the prompt.
     prefilled: prompt tokens actually computed for this request (the rest came from a KV cache);
         None when the backend cannot tell (a remote server).
@@ -87,3 +100,11 @@ class Scorer(Protocol):
     def score(self, prompt_ids: list[int], target_ids: list[int]) -> list[float]:
         """One natural-log probability per id of `target_ids`, each after the prompt and the ids before it."""
         ...
+
+
+def refuse_unadmitted(gen: Generation, constraint: Constraint | None) -> Generation:
+    """`gen` finished as "rejected" when it ended with the stop token but `constraint`'s checks beyond its regex (a
+    `Grammar`'s `unfolded` ones) refuse it: what a backend that enforces only the regex (vLLM) does with the rest."""
+    if isinstance(constraint, Grammar) and constraint.unfolded and gen.finish_reason == "stop" and not constraint.admits(gen.text):
+        gen.finish_reason = "rejected"
+    return gen

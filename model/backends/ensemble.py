@@ -1,6 +1,6 @@
 """Companion models: more checkpoints that draw and score answers beside the session's model (a decode-time ensemble).
 
-After the actions in `model.session.ENSEMBLE_KINDS` (a call's arguments, inv_step_call), each companion
+After the actions in `model.decode.spec.ENSEMBLE_KINDS` (a call's arguments, inv_step_call), each companion
 draws as many answers as the session's model does, and every answer is ranked by its mean
 log-probability under all the models (`NeuralDebugger.ranked_candidates`). Companions must share
 the session model's tokenizer: an answer's token ids are scored as they are.

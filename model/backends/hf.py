@@ -11,7 +11,6 @@ masking every disallowed id. torch and transformers are imported lazily.
 from __future__ import annotations
 
 import codecs
-import hashlib
 import inspect
 import math
 import threading
@@ -20,9 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from array import array
-
 from model.backends.base import BackendError, Constraint, Generation
+from model.backends.draws import DrawCounter
 from model.backends.whole_numbers import NumberChoice, best_number
 from model.prompt.value_chars import keeps_value_chars, value_chars_enabled
 
@@ -110,15 +108,6 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
     return i
 
 
-MAX_REMEMBERED_PROMPTS = 4096  # prompts whose sampled draws are counted (then the count starts over)
-
-
-def draw_seed(seed: int, prompt_ids: Sequence[int], draw: int) -> int:
-    """The sampling seed of the `draw`-th sampled answer to a prompt: the same in any process and after any other decoding."""
-    digest = hashlib.blake2b(array("q", [seed, draw, *prompt_ids]).tobytes(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") & ((1 << 63) - 1)
-
-
 class HFBackend:
     """A transformers causal LM in this process; one instance per session (it owns the KV cache).
 
@@ -158,7 +147,7 @@ class HFBackend:
         self.max_model_len = min(max_model_len or limit, limit)
         self.seed = int(seed)
         self._generator = torch.Generator(device="cpu").manual_seed(seed)
-        self._draws: dict[bytes, int] = {}  # prompt digest -> samples drawn for it so far
+        self._draw_seeds = DrawCounter(seed)  # seeds of sampled answers per prompt (`model.backends.draws`)
         self.seed_per_draw = seed_per_draw
         self._table = token_bytes_table(self.tokenizer, self.vocab_size)
         self._invalid = torch.tensor([b is None for b in self._table], device=device)
@@ -220,17 +209,10 @@ class HFBackend:
                 self._torch.set_num_threads(saved_threads)
 
     def _seed_draw(self, prompt_ids: list[int], temperature: float) -> None:
-        """Seed the sampler for the next sampled answer to this prompt (`draw_seed`). A greedy answer to it starts
-        the count over: a session draws the greedy answer first, so the same stop asked again draws the same samples."""
-        key = hashlib.blake2b(array("q", prompt_ids).tobytes(), digest_size=16).digest()
-        if temperature <= 0:
-            self._draws.pop(key, None)
-            return
-        if len(self._draws) >= MAX_REMEMBERED_PROMPTS and key not in self._draws:
-            self._draws.clear()
-        draw = self._draws.get(key, 0)
-        self._draws[key] = draw + 1
-        self._generator.manual_seed(draw_seed(self.seed, prompt_ids, draw))
+        """Seed the sampler for the next sampled answer to this prompt (`model.backends.draws.DrawCounter`)."""
+        seed = self._draw_seeds.next_seed(prompt_ids, temperature)
+        if seed is not None:
+            self._generator.manual_seed(seed)
 
     def _generate(self, prompt_ids: list[int], max_tokens: int, temperature: float, stops: set[int], constraint: Constraint | None,
                   deadline: float | None = None) -> Generation:  # fmt: skip

@@ -4,7 +4,13 @@ Each request is one POST to ``/v1/completions`` with the prompt as token ids. Th
 carries `max_tokens` and `temperature` (vLLM's defaults are 16 and 1.0), asks for the sampled
 tokens' log-probs and their ids (`return_token_ids`), keeps special tokens in the text, and
 passes a constraint as ``structured_outputs: {"regex": ...}`` (vLLM 0.12+; the old `guided_*`
-fields are silently ignored there). Prefix caching happens on the server: `Generation.prefilled`
+fields are silently ignored there). A step's constraint is its decoding spec's grammar (`model.decode.spec`):
+the checks it holds beyond the regex are applied to the answer that comes back (`base.refuse_unadmitted`:
+a refused answer finishes "rejected"). A sampled request carries its draw's seed
+(`model.backends.draws`), so the answers drawn for one stop differ and the same stop draws them again.
+`score` teacher-forces a continuation through ``prompt_logprobs`` (vLLM's extension: the log-probability
+of each prompt token, raw like the sampled ones), so the session ranks several answers by the same
+rule as with the transformers backend. Prefix caching happens on the server: `Generation.prefilled`
 is the prompt length minus ``usage.prompt_tokens_details.cached_tokens`` when the server reports
 it (``vllm serve --enable-prompt-tokens-details``), else None. Standard library only (urllib).
 """
@@ -16,7 +22,8 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from model.backends.base import BackendError, Constraint, Generation
+from model.backends.base import BackendError, Constraint, Generation, refuse_unadmitted
+from model.backends.draws import DrawCounter
 
 
 class VLLMServerBackend:
@@ -24,7 +31,8 @@ class VLLMServerBackend:
 
     url: the server root (``http://host:8000``; a trailing ``/v1`` is accepted). model: the served
     model name (default: the first one ``/v1/models`` lists). timeout: seconds per request.
-    retries: extra attempts after a connection failure (0: fail at once). seed: sent when set.
+    retries: extra attempts after a connection failure (0: fail at once). seed: sent when set (a sampled request
+    sends its draw's seed, `model.backends.draws.draw_seed` of it).
     """
 
     def __init__(self, url: str, *, model: str | None = None, timeout: float = 60.0, retries: int = 0, seed: int | None = None, max_model_len: int | None = None) -> None:
@@ -37,6 +45,7 @@ class VLLMServerBackend:
         self.retries = max(0, retries)
         self.seed = seed
         self.max_model_len = max_model_len
+        self._draw_seeds = DrawCounter(seed) if seed is not None else None
 
     # ---------------------------------------------------------------- public
 
@@ -48,8 +57,9 @@ class VLLMServerBackend:
         temperature: float,
         stop_ids: Sequence[int],
         constraint: Constraint | None = None,
+        seed: int | None = None,
     ) -> dict[str, Any]:
-        """The JSON body of the completion request (exposed so tests can pin it)."""
+        """The JSON body of the completion request (exposed so tests can pin it); `seed`: instead of the backend's."""
         body: dict[str, Any] = {
             "model": self.served_model(),
             "prompt": [int(t) for t in prompt_ids],
@@ -61,8 +71,9 @@ class VLLMServerBackend:
             "skip_special_tokens": False,
             "spaces_between_special_tokens": False,
         }
-        if self.seed is not None:
-            body["seed"] = int(self.seed)
+        seed = self.seed if seed is None else seed
+        if seed is not None:
+            body["seed"] = int(seed)
         if constraint is not None:
             body["structured_outputs"] = {"regex": constraint.regex}
         return body
@@ -79,9 +90,22 @@ class VLLMServerBackend:
     ) -> Generation:
         if not prompt_ids:
             raise BackendError("empty prompt")
-        body = self.request_body(prompt_ids, max_tokens=max_tokens, temperature=temperature, stop_ids=stop_ids, constraint=constraint)
+        seed = self._draw_seeds.next_seed(prompt_ids, temperature) if self._draw_seeds is not None else None
+        body = self.request_body(prompt_ids, max_tokens=max_tokens, temperature=temperature, stop_ids=stop_ids, constraint=constraint, seed=seed)
         answer = self._post("/v1/completions", body)
-        return parse_completion(answer, len(prompt_ids), set(int(s) for s in stop_ids))
+        return refuse_unadmitted(parse_completion(answer, len(prompt_ids), set(int(s) for s in stop_ids)), constraint)
+
+    def score(self, prompt_ids: list[int], target_ids: list[int]) -> list[float]:
+        """Teacher forcing (`base.Scorer`): the natural-log probability of each of `target_ids` after `prompt_ids` and the
+        targets before it, from the server's ``prompt_logprobs`` of the joined ids (one token is generated and dropped)."""
+        if not target_ids:
+            return []
+        if not prompt_ids:
+            raise BackendError("empty prompt")
+        ids = [int(t) for t in prompt_ids] + [int(t) for t in target_ids]
+        body = {"model": self.served_model(), "prompt": ids, "max_tokens": 1, "temperature": 0.0, "prompt_logprobs": 0,
+                "skip_special_tokens": False}  # fmt: skip
+        return parse_prompt_logprobs(self._post("/v1/completions", body), ids, len(prompt_ids))
 
     def served_model(self) -> str:
         """The model name to send: the one given, else the first listed by ``/v1/models``."""
@@ -167,3 +191,17 @@ def parse_completion(answer: Any, prompt_len: int, stops: set[int]) -> Generatio
         prefilled=prompt_tokens - int(cached) if isinstance(cached, int) else None,
         stop_token=stop_token,
     )
+
+
+def parse_prompt_logprobs(answer: Any, ids: list[int], start: int) -> list[float]:
+    """The log-probabilities of ``ids[start:]`` from a completion answer's ``choices[0].prompt_logprobs`` (one entry per
+    prompt token, None for the first; each maps token ids, as JSON keys, to ``{"logprob": ...}``)."""
+    try:
+        entries = answer["choices"][0]["prompt_logprobs"]
+        out = []
+        for position in range(start, len(ids)):
+            entry = entries[position]
+            out.append(float(entry[str(ids[position])]["logprob"]))
+        return out
+    except (KeyError, IndexError, TypeError, ValueError):
+        raise BackendError(f"the vLLM server answered no prompt log-probabilities for the scored tokens: {str(answer)[:300]}") from None

@@ -125,7 +125,7 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
     narrowed by static control flow (`FlowConstraint`; `breakpoints`: the session's lines in the
     program) and to stacks that are chains of calls (`model.static.call_chain`); with ``inv_step_call``, to
     the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.decode.repr_check.CheckedConstraint`;
-    checked by the transformers backend, vLLM receives the regex only). `rules` (`model.decoding`, default the full
+    checked by the transformers backend on each prefix, by vLLM on its answer: `model.decode.spec`). `rules` (`model.decoding`, default the full
     decoding's): which narrowing beyond well-formedness and control flow applies. `enter`: a Step Into's stop must
     enter a call of the line (`FlowConstraint`).
     """

@@ -8,7 +8,7 @@ the classes' ``__init__``, comprehensions run on it, and what library code may c
 functions a frame stopped on a line can have started; `ChainCheckedConstraint` refuses a predicted
 stack with a new frame that the frame below it cannot have started. Checked on recorded stacks
 (tests/test_call_chain.py). The check runs in Python on each prefix (the transformers backend);
-vLLM receives the regex only.
+vLLM enforces the regex and the check is applied to its answer (`model.decode.spec`).
 """
 from __future__ import annotations
 
