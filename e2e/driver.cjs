@@ -494,6 +494,19 @@ async function focusEditor(page, timeoutMs) {
   await page.locator('.editor-instance .monaco-editor textarea').first().focus({ timeout: timeoutMs });
 }
 
+async function editAndSave(page, edit, timeoutMs) {
+  // As a user edits: Go to Line, End, Enter (VS Code indents the new line), type the text, save (Ctrl+S).
+  await goToLine(page, edit.after, timeoutMs);
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(edit.text);
+  await sleep(300);
+  await page.keyboard.press('Escape'); // a word suggestion, if one opened
+  await waitFor('the edited program to show as unsaved', timeoutMs, async () => (await page.locator('.tab.dirty').count()) > 0);
+  await page.keyboard.press('Control+S');
+  await waitFor('the edited program to be saved', timeoutMs, async () => (await page.locator('.tab.dirty').count()) === 0);
+}
+
 async function pressAction(page, action, timeoutMs) {
   const keys = { start: 'F5', continue: 'F5', next: 'F10', stepIn: 'F11', stepOut: 'Shift+F11' };
   if (action === 'stepBack') {
@@ -566,7 +579,12 @@ async function main() {
     for (const [index, step] of scenario.steps.entries()) {
       result.phase = `step ${index} (${step.action})`;
       const before = tapEvents(scenario.tapLog);
-      await pressAction(page, step.action, t.ui);
+      if (step.action === 'edit') {
+        // Saving sends the breakpoints VS Code moved with the edit; the adapter sees the file changed and redraws the stop.
+        await editAndSave(page, step.edit, t.ui);
+      } else {
+        await pressAction(page, step.action, t.ui);
+      }
       const what = step.action === 'start'
         ? 'the debug session to stop on entry (the neural adapter\'s first stopped event)'
         : `the adapter's answer to ${step.action} (a stopped or terminated event)`;

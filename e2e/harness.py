@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -98,7 +99,7 @@ def launch_configuration(scenario: Scenario, program: str, model: Path | None) -
         config["model"] = str(model)
     if scenario.compare_with:
         config["compareWith"] = scenario.compare_with
-    return config
+    return {**config, **scenario.launch}
 
 
 def write_tap_script(path: Path, tools: Tools, tap_log: Path) -> None:
@@ -187,8 +188,22 @@ class CodeServer:
                 return line.strip()
         raise E2EError("extension", f"{EXTENSION_ID} is not listed after installing {vsix.name}: {listed.strip()!r}")
 
-    def start(self, folder: Path) -> str:
-        """Start serving; returns the URL that opens `folder`. E2EError if it exits or never answers."""
+    def start(self, folder: Path, tries: int = 3) -> str:
+        """Start serving; returns the URL that opens `folder`. E2EError if it exits or never answers.
+
+        code-server gives its own child process 10 s to say it is ready and exits with "timed out" when it
+        does not; on a loaded machine (the CPUs shared with a training run) that happens: it is tried again."""
+        for attempt in range(1, tries + 1):
+            try:
+                return self._start(folder)
+            except E2EError as exc:
+                if attempt == tries or "timed out" not in exc.reason.splitlines()[-1]:
+                    raise
+                print(f"e2e: code-server timed out starting its child (try {attempt} of {tries}); starting it again",
+                      file=sys.stderr, flush=True)
+        raise AssertionError("unreachable")
+
+    def _start(self, folder: Path) -> str:
         self.port = free_port()
         write_user_settings(self.user_data)
         cmd = [str(self.tools.code_server), "--auth", "none", "--bind-addr", f"127.0.0.1:{self.port}",
@@ -245,7 +260,7 @@ def run_driver(tools: Tools, home: Path, scenario: Scenario, url: str, tap_log: 
     for step in scenario.steps:
         hovers = [{"line": h.line, "word": h.word, "lineText": lines[h.line - 1]} for h in step.hover]
         steps.append({"action": step.action, "hover": hovers, "console": step.console, "watch": step.watch,
-                      "history": step.history})
+                      "history": step.history, "edit": step.edit.model_dump() if step.edit else None})
     spec = {"url": url, "tapLog": str(tap_log), "outDir": str(out_dir), "program": program.name,
             "breakpoints": scenario.breakpoints, "steps": steps, "chromium": str(tools.chromium),
             "readConsoleAtEnd": read_console_at_end, "consoleOpen": scenario.console_open, "hoverLow": scenario.hover_low,
