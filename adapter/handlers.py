@@ -401,7 +401,9 @@ class DapHandler:
         lost = f"; breakpoints on no code now: {', '.join(map(str, dropped))}" if dropped else ""
         self.note(f"neural debugger: {name} changed on disk: {where}; the next steps are predicted from the edited "
                   f"source (breakpoints checked again: {', '.join(map(str, self.breakpoints[path])) or 'none'}{lost})")
-        if command not in _STEPS:  # a step shows its own stop; else the views move to the new line now
+        if command not in _STEPS:  # a step shows its own stop; else the views move to the new line now (continued
+            # first: VS Code redraws all of a stop, its Call Stack's state label too, only after the thread ran)
+            self.emit("continued", {"threadId": THREAD_ID, "allThreadsContinued": True})
             self._show(run, now, reason="step", replay=True)
 
     # ------------------------------------------------------------------ breakpoints

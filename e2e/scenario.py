@@ -292,8 +292,9 @@ def beyond_scenario(target: BeyondTarget | None = None, repo_root: Path | None =
     nexts = target.nexts(repo_root or Path(__file__).resolve().parent.parent)
     steps = [UiStep(action="start"), *[UiStep(action="next") for _ in range(nexts)],
              UiStep(action="edit", edit=Edit(after=target.line)), UiStep(action="next"),
-             UiStep(action="next", watch=[target.watch]), UiStep(action="continue", history=True)]
-    if model:
+             UiStep(action="next", watch=[target.watch], history=True), UiStep(action="continue", history=True)]
+    if model:  # a step budget that a loaded machine does not cut (the default 2.5 s would, and "did not move")
         return Scenario(name="beyond-model", program=target.program, breakpoints=[target.breakpoint], steps=steps,
-                        backend="transformers", compare_with="debugpy", console_open=True, launch={"dataBreakpointSteps": 12})
+                        backend="transformers", compare_with="debugpy", console_open=True,
+                        launch={"dataBreakpointSteps": 12, "stepSeconds": 30})
     return Scenario(name="beyond", program=target.program, breakpoints=[target.breakpoint], steps=steps, console_open=True)
