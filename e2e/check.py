@@ -420,8 +420,9 @@ def check_edits(observations: dict[str, Any], session: AdapterSession, scenario:
     for index, step in enumerate(scenario.steps):
         if step.action != "edit" or step.edit is None or index >= len(paired):
             continue
+        after = step.edit.after or paired[index][1].get("editedAfter")
         said = [text for text in session.output if f"{name} {EDITED}" in text]
-        moved = sorted(step.edit.moved(line) for line in scenario.breakpoints)
+        moved = sorted(step.edit.moved(line, after) for line in scenario.breakpoints)
         if not said:
             problems.append(Mismatch(index, "edit", f"the adapter never said {name} {EDITED!r}...; it said {session.output[-5:]}"))
             continue
@@ -433,12 +434,12 @@ def check_edits(observations: dict[str, Any], session: AdapterSession, scenario:
         if scenario.compare_with and not any(NO_LONGER in t for t in session.output):
             problems.append(Mismatch(index, "edit", f"compareWith {scenario.compare_with}: the adapter did not say {NO_LONGER!r}"))
         before = paired[index - 1][2] if index > 0 else None
-        after = paired[index + 1][2] if index + 1 < len(paired) and scenario.steps[index + 1].action == "next" else None
-        if before is not None and before.stack == [("<module>", step.edit.after)] and index + 1 < len(paired):
-            want = [("<module>", step.edit.after + 1)]
-            if after is None or after.stack != want:
-                problems.append(Mismatch(index + 1, "edit", f"Step Over from line {step.edit.after} after the edit stopped at "
-                                         f"{after.stack if after else 'the end'}, not on the inserted line {want}"))
+        nxt = paired[index + 1][2] if index + 1 < len(paired) and scenario.steps[index + 1].action == "next" else None
+        if before is not None and before.stack == [("<module>", after)] and index + 1 < len(paired):
+            want = [("<module>", after + 1)]
+            if nxt is None or nxt.stack != want:
+                problems.append(Mismatch(index + 1, "edit", f"Step Over from line {after} after the edit stopped at "
+                                         f"{nxt.stack if nxt else 'the end'}, not on the inserted line {want}"))
     return problems
 
 

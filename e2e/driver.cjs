@@ -130,6 +130,31 @@ function adapterStack(tapLog) {
   return stack === null ? null : { stack, total };
 }
 
+function adapterDescription(tapLog) {
+  // The description of the adapter's latest stopped event (what VS Code shows as the Call Stack's state label).
+  let description = null;
+  let text = '';
+  try {
+    text = fs.readFileSync(tapLog, 'utf8');
+  } catch (err) {
+    return null;
+  }
+  for (const line of text.split('\n')) {
+    if (!line.includes('"stopped"')) {
+      continue;
+    }
+    try {
+      const entry = JSON.parse(line);
+      if (entry.dir === 'out' && entry.msg.type === 'event' && entry.msg.event === 'stopped') {
+        description = (entry.msg.body && entry.msg.body.description) || null;
+      }
+    } catch (err) {
+      // a line being written
+    }
+  }
+  return description;
+}
+
 function shownStack(views) {
   // "name line" of each frame row of the Call Stack view (other rows, e.g. "Load More Stack Frames", skipped).
   const frames = [];
@@ -496,6 +521,7 @@ async function focusEditor(page, timeoutMs) {
 
 async function editAndSave(page, edit, timeoutMs) {
   // As a user edits: Go to Line, End, Enter (VS Code indents the new line), type the text, save (Ctrl+S).
+  // Below the line the session stands on when the scenario names none (a model's stop is its prediction).
   await goToLine(page, edit.after, timeoutMs);
   await page.keyboard.press('End');
   await page.keyboard.press('Enter');
@@ -579,9 +605,13 @@ async function main() {
     for (const [index, step] of scenario.steps.entries()) {
       result.phase = `step ${index} (${step.action})`;
       const before = tapEvents(scenario.tapLog);
+      let editedAfter = null;
       if (step.action === 'edit') {
         // Saving sends the breakpoints VS Code moved with the edit; the adapter sees the file changed and redraws the stop.
-        await editAndSave(page, step.edit, t.ui);
+        const here = (adapterStack(scenario.tapLog) || { stack: [] }).stack;
+        const after = step.edit.after || Number((/ (\d+)$/.exec(here[0] || '') || [])[1]);
+        editedAfter = after;
+        await editAndSave(page, { ...step.edit, after }, t.ui);
       } else {
         await pressAction(page, step.action, t.ui);
       }
@@ -594,6 +624,9 @@ async function main() {
       });
       const event = after.stopped > before.stopped ? 'stopped' : 'terminated';
       const stop = { action: step.action, event, stack: [], variables: [], hovers: [], console: [], screenshot: null };
+      if (editedAfter !== null) {
+        stop.editedAfter = editedAfter; // the line the edit went below
+      }
       result.stops.push(stop);
       if (event === 'stopped') {
         // VS Code asks for the stack in parts and re-renders later: wait until it has stopped asking
@@ -604,6 +637,11 @@ async function main() {
         if (sent) {
           await waitFor('the Call Stack view to show the adapter\'s frames', t.settle,
             async () => JSON.stringify(shownStack(await readViews(page))) === JSON.stringify(sent.stack)).catch(() => {});
+        }
+        const label = adapterDescription(scenario.tapLog);
+        if (label) { // a stop on the same line as the one before shows the same rows: wait for its new state label too
+          await waitFor('the Call Stack\'s state label to show the adapter\'s description', t.settle,
+            async () => (await readViews(page)).stackState === label.replace(/\s+/g, ' ').trim()).catch(() => {});
         }
         const views = await settledViews(page, t.settle);
         stop.stack = views.stack;

@@ -28,22 +28,26 @@ class Hover(BaseModel):
 
 
 class Edit(BaseModel):
-    """Insert `text` as a new line after program line `after` (1-based), as a user types it: End, Enter (VS
-    Code indents the new line: one level deeper after a line ending in ``:``), the text, then save."""
+    """Insert `text` as a new line after program line `after` (1-based; None: the line the session stands on,
+    which for a model is its prediction), as a user types it: End, Enter (VS Code indents the new line: one
+    level deeper after a line ending in ``:``), the text, then save."""
 
-    after: int
+    after: int | None = None
     text: str = EDIT_TEXT
 
     def apply(self, source: str) -> str:
         """`source` with the line inserted, indented as VS Code's Enter indents it."""
+        if self.after is None:
+            raise ValueError("an edit below the current line is placed when the session stands there")
         lines = source.splitlines()
         above = lines[self.after - 1]
         indent = above[: len(above) - len(above.lstrip())] + ("    " if above.rstrip().endswith(":") else "")
         return "\n".join([*lines[: self.after], indent + self.text, *lines[self.after:]]) + "\n"
 
-    def moved(self, line: int) -> int:
-        """Where program line `line` is after the edit."""
-        return line + 1 if line > self.after else line
+    def moved(self, line: int, after: int | None = None) -> int:
+        """Where program line `line` is after the edit (below line `after` when the edit names none)."""
+        below = self.after if self.after is not None else after
+        return line + 1 if below is not None and line > below else line
 
 
 class UiStep(BaseModel):
@@ -290,8 +294,9 @@ def beyond_scenario(target: BeyondTarget | None = None, repo_root: Path | None =
     comparison the edit ends) against what the adapter sent."""
     target = target or BeyondTarget()
     nexts = target.nexts(repo_root or Path(__file__).resolve().parent.parent)
+    # the oracle stands on target.line after the Step Overs; the model where it predicts: the edit goes below that
     steps = [UiStep(action="start"), *[UiStep(action="next") for _ in range(nexts)],
-             UiStep(action="edit", edit=Edit(after=target.line)), UiStep(action="next"),
+             UiStep(action="edit", edit=Edit(after=None if model else target.line)), UiStep(action="next"),
              UiStep(action="next", watch=[target.watch], history=True), UiStep(action="continue", history=True)]
     if model:  # a step budget that a loaded machine does not cut (the default 2.5 s would, and "did not move")
         return Scenario(name="beyond-model", program=target.program, breakpoints=[target.breakpoint], steps=steps,

@@ -304,3 +304,13 @@ def test_the_edit_steps_replay_the_edited_program_and_the_check_wants_the_insert
     stops[4] = AdapterStop(reason="step", stack=[("<module>", 15)])  # Step Over skipped the inserted line
     problems = check_edits({"stops": observed["stops"], "consoleSeen": []}, AdapterSession(stops=stops, output=[said]), scenario)
     assert [(p.stop, p.what) for p in problems] == [(3, "Debug Console"), (4, "edit")]
+    # a model's edit goes below the line it stands on (the driver reads it): the same checks from that line
+    model = beyond_scenario(repo_root=REPO, model=True)
+    assert model.steps[3].edit is not None and model.steps[3].edit.after is None
+    stops = [AdapterStop(reason="step", stack=[("<module>", line)]) for line in (1, 12, 12, 12, 13, 14, 13)]
+    stopped = [{"event": "stopped"}] * 3 + [{"event": "stopped", "editedAfter": 12}] + [{"event": "stopped"}] * 3
+    said = said.replace("line 13", "line 12")
+    ended = "neural debugger: the comparison with debugpy no longer applies: the program was edited\n"
+    seen = {"stops": stopped, "consoleSeen": [said.strip()]}
+    assert check_edits(seen, AdapterSession(stops=stops, output=[ended, said]), model) == []
+    assert [p.what for p in check_edits(seen, AdapterSession(stops=stops, output=[said]), model)] == ["edit"]  # compareWith
