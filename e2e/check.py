@@ -167,9 +167,11 @@ def check_confidence(index: int, observed: dict[str, Any], adapter: AdapterStop)
     Call Stack's state label, each local's type (the low-confidence mark "int · 23% sure") beside its
     name in the Variables view, and the alternatives the adapter listed in the hover of a low one."""
     problems: list[Mismatch] = []
-    if adapter.description:
-        labels = [observed.get("stackState", "")] + [row.get("state", "") for row in observed.get("stack", [])]
-        labels = [label for label in labels if label]
+    labels = [observed.get("stackState", "")] + [row.get("state", "") for row in observed.get("stack", [])]
+    labels = [label for label in labels if label]
+    # After an edit the adapter redraws the stop (continued, then stopped, same thread); VS Code 1.139 may then
+    # show no state label at all (seen with the model's "given (not predicted)"): an empty label passes there.
+    if adapter.description and not (observed.get("action") == "edit" and not labels):
         if squash(adapter.description) not in labels:
             problems.append(Mismatch(index, "Call Stack view", f"the adapter's stopped description {adapter.description!r} "
                                      f"is not the state label VS Code shows: {labels}"))

@@ -252,8 +252,10 @@ class CodeServer:
 
 
 def run_driver(tools: Tools, home: Path, scenario: Scenario, url: str, tap_log: Path, out_dir: Path,
-               timeout: float = 420.0, read_console_at_end: bool = False) -> dict[str, Any]:
-    """Run the Playwright driver for `scenario`; its observations (``ok``, ``error``, ``stops``...)."""
+               timeout: float | None = None, read_console_at_end: bool = False) -> dict[str, Any]:
+    """Run the Playwright driver for `scenario`; its observations (``ok``, ``error``, ``stops``...). The driver
+    gets `timeout` s in all (default: 420 s, more for a scenario whose steps may each take longer)."""
+    timeout = timeout if timeout is not None else 300.0 + 2 * scenario.stop_timeout_s
     program = Path(scenario.program)
     lines = (REPO_ROOT / program).read_text(encoding="utf-8").splitlines()
     steps = []
@@ -266,7 +268,8 @@ def run_driver(tools: Tools, home: Path, scenario: Scenario, url: str, tap_log: 
             "readConsoleAtEnd": read_console_at_end, "consoleOpen": scenario.console_open, "hoverLow": scenario.hover_low,
             "expandLow": scenario.expand_low,
             "blankLine": next((n for n in range(len(lines), 0, -1) if not lines[n - 1].strip()), None),
-            "expectNotification": scenario.notification[0] if scenario.notification else None}
+            "expectNotification": scenario.notification[0] if scenario.notification else None,
+            "timeouts": {"stop": scenario.stop_timeout_s * 1000}}
     spec_path = out_dir / f"scenario-{scenario.name}.json"
     obs_path = out_dir / f"observations-{scenario.name}.json"
     spec_path.write_text(json.dumps(spec, indent=2), encoding="utf-8")

@@ -84,6 +84,7 @@ class Scenario(BaseModel):
     # Expand the first low-confidence local's row (the model's alternatives) and type ``?name`` in the Debug Console.
     expand_low: bool = False
     launch: dict[str, Any] = Field(default_factory=dict)  # more attributes of the launch configuration
+    stop_timeout_s: int = 60  # how long the driver waits for the adapter's answer to one UI step
 
 
 def effective_scripts(steps: list[UiStep]) -> list[list[str]]:
@@ -301,5 +302,5 @@ def beyond_scenario(target: BeyondTarget | None = None, repo_root: Path | None =
     if model:  # a step budget that a loaded machine does not cut (the default 2.5 s would, and "did not move")
         return Scenario(name="beyond-model", program=target.program, breakpoints=[target.breakpoint], steps=steps,
                         backend="transformers", compare_with="debugpy", console_open=True,
-                        launch={"dataBreakpointSteps": 12, "stepSeconds": 30})
+                        launch={"dataBreakpointSteps": 6, "stepSeconds": 30}, stop_timeout_s=240)
     return Scenario(name="beyond", program=target.program, breakpoints=[target.breakpoint], steps=steps, console_open=True)
