@@ -402,7 +402,7 @@ class DapHandler:
         self.note(f"neural debugger: {name} changed on disk: {where}; the next steps are predicted from the edited "
                   f"source (breakpoints checked again: {', '.join(map(str, self.breakpoints[path])) or 'none'}{lost})")
         if command not in _STEPS:  # a step shows its own stop; else the views move to the new line now (continued
-            # first: VS Code redraws all of a stop, its Call Stack's state label too, only after the thread ran)
+            # first: without it VS Code 1.139 kept the previous stop's Call Stack state label over the redrawn stop)
             self.emit("continued", {"threadId": THREAD_ID, "allThreadsContinued": True})
             self._show(run, now, reason="step", replay=True)
 

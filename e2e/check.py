@@ -169,8 +169,8 @@ def check_confidence(index: int, observed: dict[str, Any], adapter: AdapterStop)
     problems: list[Mismatch] = []
     labels = [observed.get("stackState", "")] + [row.get("state", "") for row in observed.get("stack", [])]
     labels = [label for label in labels if label]
-    # After an edit the adapter redraws the stop (continued, then stopped, same thread); VS Code 1.139 may then
-    # show no state label at all (seen with the model's "given (not predicted)"): an empty label passes there.
+    # After an edit the adapter redraws the stop (continued, then stopped, same thread); VS Code 1.139 then shows
+    # no state label (seen with the oracle and the model): an empty label passes there, a wrong one does not.
     if adapter.description and not (observed.get("action") == "edit" and not labels):
         if squash(adapter.description) not in labels:
             problems.append(Mismatch(index, "Call Stack view", f"the adapter's stopped description {adapter.description!r} "
