@@ -1,10 +1,12 @@
 """What the end-to-end test does in VS Code, and what real debugpy shows for the same actions.
 
 A `Scenario` is a program, its breakpoints and a list of `UiStep`s (start, stepIn, next, stepOut,
-stepBack, continue), each optionally hovering words of the line where it stops and typing
+stepBack, continue, edit), each optionally hovering words of the line where it stops and typing
 expressions in the Debug Console. `expected_states` records real debugpy
 (`tracegen.debugpy_recorder`) for the forward actions the UI steps amount to (a step back undoes
-the action before it) and returns the state debugpy shows after each UI step.
+the action before it) and returns the state debugpy shows after each UI step. The beyond scenarios
+(Break on Value Change, History, an edit saved while stopped) are checked against tracegen's
+recorder instead (`recorder_run`), on `BeyondTarget`'s program.
 """
 from __future__ import annotations
 
