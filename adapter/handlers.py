@@ -380,16 +380,15 @@ class DapHandler:
         moved = move_state(state, text, mapping, executable) if not state.finished else "the program has exited"
         replace = getattr(run.session, "replace_program", None)
         if replace is None:
-            moved = "the oracle replays a recording of the program as it ran when the session started"
-        if isinstance(moved, str):
-            self.note(f"neural debugger: {name} changed on disk, but {moved}: the next steps still follow the version "
-                      "loaded before. Restart (Ctrl+Shift+F5) to debug the edited program from the start")
-            return
+            moved = "this session cannot take an edited program"
         earlier = self._stops(run)[:-1]
         try:
-            now = await self._in_thread(replace, text, moved)
+            now = moved if isinstance(moved, str) else await self._in_thread(replace, text, moved)
         except SessionError as exc:
-            self.note(f"neural debugger: {name} changed on disk, but the session cannot go on with it ({exc}); restart to debug it")
+            now = str(exc)
+        if isinstance(now, str):
+            self.note(f"neural debugger: {name} changed on disk, but {now}: the next steps still follow the version "
+                      "loaded before. Restart (Ctrl+Shift+F5) to debug the edited program from the start")
             return
         run.program = Program(path=run.program.path, source=text)
         run.earlier, run.first = earlier, now
@@ -402,7 +401,9 @@ class DapHandler:
         lost = f"; breakpoints on no code now: {', '.join(map(str, dropped))}" if dropped else ""
         self.note(f"neural debugger: {name} changed on disk: {where}; the next steps are predicted from the edited "
                   f"source (breakpoints checked again: {', '.join(map(str, self.breakpoints[path])) or 'none'}{lost})")
-        if command not in _STEPS:  # a step shows its own stop; else the views move to the new line now
+        if command not in _STEPS:  # a step shows its own stop; else the views move to the new line now (continued
+            # first: without it VS Code 1.139 kept the previous stop's Call Stack state label over the redrawn stop)
+            self.emit("continued", {"threadId": THREAD_ID, "allThreadsContinued": True})
             self._show(run, now, reason="step", replay=True)
 
     # ------------------------------------------------------------------ breakpoints

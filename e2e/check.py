@@ -8,10 +8,12 @@ debugpy shows after each step (`e2e.scenario.expected_states`). `check_session` 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
 from adapter.confidence import LOW_ATTRIBUTE, LOW_CONFIDENCE
+from e2e.scenario import Scenario
 from e2e.traffic import AdapterSession, AdapterStop
 from protocol.debugger import State, normalize_repr
 
@@ -149,7 +151,7 @@ def check_stop(index: int, observed: dict[str, Any], adapter: AdapterStop | None
         if expected.finished:
             bad("stop", f"the adapter stopped at {adapter.stack}; debugpy ran to the end (exit code {expected.exit_code})")
             return problems
-        if adapter.reason != expected.reason.value:
+        if adapter.reason != expected.reason.value and adapter.reason != "data breakpoint":  # (check_watches: where)
             bad("stop reason", f"adapter {adapter.reason!r}, debugpy {expected.reason.value!r}")
         if adapter.stack != expected.location:
             bad("stack", f"adapter {adapter.stack}, debugpy {expected.location}")
@@ -165,9 +167,11 @@ def check_confidence(index: int, observed: dict[str, Any], adapter: AdapterStop)
     Call Stack's state label, each local's type (the low-confidence mark "int · 23% sure") beside its
     name in the Variables view, and the alternatives the adapter listed in the hover of a low one."""
     problems: list[Mismatch] = []
-    if adapter.description:
-        labels = [observed.get("stackState", "")] + [row.get("state", "") for row in observed.get("stack", [])]
-        labels = [label for label in labels if label]
+    labels = [observed.get("stackState", "")] + [row.get("state", "") for row in observed.get("stack", [])]
+    labels = [label for label in labels if label]
+    # After an edit the adapter redraws the stop (continued, then stopped, same thread); VS Code 1.139 then shows
+    # no state label (seen with the oracle and the model): an empty label passes there, a wrong one does not.
+    if adapter.description and not (observed.get("action") == "edit" and not labels):
         if squash(adapter.description) not in labels:
             problems.append(Mismatch(index, "Call Stack view", f"the adapter's stopped description {adapter.description!r} "
                                      f"is not the state label VS Code shows: {labels}"))
@@ -389,4 +393,77 @@ def check_watches(observations: dict[str, Any], session: AdapterSession,
             sent = {v["name"]: squash(v.get("value", "")) for v in (adapter.children.get(ref, []) if ref else [])}
             if not shown or {k: squash(v) for k, v in shown.items()} != sent:
                 problems.append(Mismatch(index, "History scope", f"VS Code shows {shown}, the adapter sent {sent or 'no History scope'}"))
+    return problems
+
+
+EDITED = "changed on disk: "  # the adapter's note when it follows an edit
+NO_LONGER = "the comparison with debugpy no longer applies"
+BOUNDED = re.compile(r"no watched value changed in \d+ predicted steps")
+PREDICTED_CHANGE = re.compile(r"^data breakpoint: .+ -> .+ \((<1|\d+)% sure\)")
+
+
+def _console(observations: dict[str, Any]) -> list[str]:
+    return list(dict.fromkeys([*observations.get("consoleSeen", []), *observations.get("console", [])]))
+
+
+def _paired(observations: dict[str, Any], session: AdapterSession) -> list[tuple[int, dict[str, Any], AdapterStop | None]]:
+    stops = iter(session.stops)
+    return [(i, s, next(stops, None) if s["event"] == "stopped" else None) for i, s in enumerate(observations.get("stops", []))]
+
+
+def check_edits(observations: dict[str, Any], session: AdapterSession, scenario: Scenario) -> list[Mismatch]:
+    """The program edited and saved in VS Code while stopped: the adapter said so in the Debug Console (and
+    VS Code shows it), checked the breakpoints again (moved with the edit), ended a comparison with debugpy,
+    redrew the stop; and the next Step Over from the edited line stops on the inserted line, which only the
+    edited source has (the oracle and the model alike)."""
+    problems: list[Mismatch] = []
+    paired = _paired(observations, session)
+    name = Path(scenario.program).name
+    for index, step in enumerate(scenario.steps):
+        if step.action != "edit" or step.edit is None or index >= len(paired):
+            continue
+        after = step.edit.after or paired[index][1].get("editedAfter")
+        said = [text for text in session.output if f"{name} {EDITED}" in text]
+        moved = sorted(step.edit.moved(line, after) for line in scenario.breakpoints)
+        if not said:
+            problems.append(Mismatch(index, "edit", f"the adapter never said {name} {EDITED!r}...; it said {session.output[-5:]}"))
+            continue
+        text = said[0].strip()
+        if moved and f"breakpoints checked again: {', '.join(map(str, moved))}" not in text:
+            problems.append(Mismatch(index, "edit", f"the breakpoints {scenario.breakpoints} should stand on {moved} now: {text!r}"))
+        if not any(squash(text).startswith(row) or row.startswith(squash(text)[:80]) for row in _console(observations)):
+            problems.append(Mismatch(index, "Debug Console", f"VS Code does not show {text!r}"))
+        if scenario.compare_with and not any(NO_LONGER in t for t in session.output):
+            problems.append(Mismatch(index, "edit", f"compareWith {scenario.compare_with}: the adapter did not say {NO_LONGER!r}"))
+        before = paired[index - 1][2] if index > 0 else None
+        nxt = paired[index + 1][2] if index + 1 < len(paired) and scenario.steps[index + 1].action == "next" else None
+        if before is not None and before.stack == [("<module>", after)] and index + 1 < len(paired):
+            want = [("<module>", after + 1)]
+            if nxt is None or nxt.stack != want:
+                problems.append(Mismatch(index + 1, "edit", f"Step Over from line {after} after the edit stopped at "
+                                         f"{nxt.stack if nxt else 'the end'}, not on the inserted line {want}"))
+    return problems
+
+
+def check_predicted_watches(observations: dict[str, Any], session: AdapterSession) -> list[Mismatch]:
+    """A model's Continue with a data breakpoint: it stops where the model predicts the watched value changes
+    (reason ``data breakpoint``, old -> new and how sure, the new value the one the Variables view shows), or
+    after dataBreakpointSteps predicted steps without a change, saying so in the Debug Console."""
+    problems: list[Mismatch] = []
+    armed = False
+    for index, observed, adapter in _paired(observations, session):
+        if armed and observed.get("action") == "continue":
+            if adapter is None:
+                continue  # the predicted run ended first: check_session saw VS Code end with it
+            if adapter.reason == "data breakpoint":
+                text = adapter.description or ""
+                if not PREDICTED_CHANGE.match(text):
+                    problems.append(Mismatch(index, "data breakpoint", f"the description {text!r} does not say old -> new (N% sure)"))
+                for name, value in re.findall(r"(\w+): .+? -> (.+?) \((?:<1|\d+)% sure\)", text):
+                    if adapter.locals is not None and name in adapter.locals and squash(adapter.locals[name]) != squash(value):
+                        problems.append(Mismatch(index, "data breakpoint", f"{name} -> {value} in {text!r}, the Locals say {adapter.locals[name]!r}"))
+            elif not any(BOUNDED.search(t) for t in session.output):
+                problems.append(Mismatch(index, "data breakpoint", f"a {adapter.reason!r} stop that is neither a data breakpoint "
+                                         "nor the dataBreakpointSteps bound said in the Debug Console"))
+        armed = armed or bool(observed.get("watched"))
     return problems

@@ -130,6 +130,31 @@ function adapterStack(tapLog) {
   return stack === null ? null : { stack, total };
 }
 
+function adapterDescription(tapLog) {
+  // The description of the adapter's latest stopped event (what VS Code shows as the Call Stack's state label).
+  let description = null;
+  let text = '';
+  try {
+    text = fs.readFileSync(tapLog, 'utf8');
+  } catch (err) {
+    return null;
+  }
+  for (const line of text.split('\n')) {
+    if (!line.includes('"stopped"')) {
+      continue;
+    }
+    try {
+      const entry = JSON.parse(line);
+      if (entry.dir === 'out' && entry.msg.type === 'event' && entry.msg.event === 'stopped') {
+        description = (entry.msg.body && entry.msg.body.description) || null;
+      }
+    } catch (err) {
+      // a line being written
+    }
+  }
+  return description;
+}
+
 function shownStack(views) {
   // "name line" of each frame row of the Call Stack view (other rows, e.g. "Load More Stack Frames", skipped).
   const frames = [];
@@ -494,6 +519,20 @@ async function focusEditor(page, timeoutMs) {
   await page.locator('.editor-instance .monaco-editor textarea').first().focus({ timeout: timeoutMs });
 }
 
+async function editAndSave(page, edit, timeoutMs) {
+  // As a user edits: Go to Line, End, Enter (VS Code indents the new line), type the text, save (Ctrl+S).
+  // Below the line the session stands on when the scenario names none (a model's stop is its prediction).
+  await goToLine(page, edit.after, timeoutMs);
+  await page.keyboard.press('End');
+  await page.keyboard.press('Enter');
+  await page.keyboard.type(edit.text);
+  await sleep(300);
+  await page.keyboard.press('Escape'); // a word suggestion, if one opened
+  await waitFor('the edited program to show as unsaved', timeoutMs, async () => (await page.locator('.tab.dirty').count()) > 0);
+  await page.keyboard.press('Control+S');
+  await waitFor('the edited program to be saved', timeoutMs, async () => (await page.locator('.tab.dirty').count()) === 0);
+}
+
 async function pressAction(page, action, timeoutMs) {
   const keys = { start: 'F5', continue: 'F5', next: 'F10', stepIn: 'F11', stepOut: 'Shift+F11' };
   if (action === 'stepBack') {
@@ -566,7 +605,16 @@ async function main() {
     for (const [index, step] of scenario.steps.entries()) {
       result.phase = `step ${index} (${step.action})`;
       const before = tapEvents(scenario.tapLog);
-      await pressAction(page, step.action, t.ui);
+      let editedAfter = null;
+      if (step.action === 'edit') {
+        // Saving sends the breakpoints VS Code moved with the edit; the adapter sees the file changed and redraws the stop.
+        const here = (adapterStack(scenario.tapLog) || { stack: [] }).stack;
+        const after = step.edit.after || Number((/ (\d+)$/.exec(here[0] || '') || [])[1]);
+        editedAfter = after;
+        await editAndSave(page, { ...step.edit, after }, t.ui);
+      } else {
+        await pressAction(page, step.action, t.ui);
+      }
       const what = step.action === 'start'
         ? 'the debug session to stop on entry (the neural adapter\'s first stopped event)'
         : `the adapter's answer to ${step.action} (a stopped or terminated event)`;
@@ -576,6 +624,9 @@ async function main() {
       });
       const event = after.stopped > before.stopped ? 'stopped' : 'terminated';
       const stop = { action: step.action, event, stack: [], variables: [], hovers: [], console: [], screenshot: null };
+      if (editedAfter !== null) {
+        stop.editedAfter = editedAfter; // the line the edit went below
+      }
       result.stops.push(stop);
       if (event === 'stopped') {
         // VS Code asks for the stack in parts and re-renders later: wait until it has stopped asking
@@ -586,6 +637,11 @@ async function main() {
         if (sent) {
           await waitFor('the Call Stack view to show the adapter\'s frames', t.settle,
             async () => JSON.stringify(shownStack(await readViews(page))) === JSON.stringify(sent.stack)).catch(() => {});
+        }
+        const label = adapterDescription(scenario.tapLog);
+        if (label) { // a stop on the same line as the one before shows the same rows: wait for its new state label too
+          await waitFor('the Call Stack\'s state label to show the adapter\'s description', t.settle,
+            async () => (await readViews(page)).stackState === label.replace(/\s+/g, ' ').trim()).catch(() => {});
         }
         const views = await settledViews(page, t.settle);
         stop.stack = views.stack;

@@ -15,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -98,7 +99,7 @@ def launch_configuration(scenario: Scenario, program: str, model: Path | None) -
         config["model"] = str(model)
     if scenario.compare_with:
         config["compareWith"] = scenario.compare_with
-    return config
+    return {**config, **scenario.launch}
 
 
 def write_tap_script(path: Path, tools: Tools, tap_log: Path) -> None:
@@ -187,8 +188,22 @@ class CodeServer:
                 return line.strip()
         raise E2EError("extension", f"{EXTENSION_ID} is not listed after installing {vsix.name}: {listed.strip()!r}")
 
-    def start(self, folder: Path) -> str:
-        """Start serving; returns the URL that opens `folder`. E2EError if it exits or never answers."""
+    def start(self, folder: Path, tries: int = 3) -> str:
+        """Start serving; returns the URL that opens `folder`. E2EError if it exits or never answers.
+
+        code-server gives its own child process 10 s to say it is ready and exits with "timed out" when it
+        does not; on a loaded machine (the CPUs shared with a training run) that happens: it is tried again."""
+        for attempt in range(1, tries + 1):
+            try:
+                return self._start(folder)
+            except E2EError as exc:
+                if attempt == tries or "timed out" not in exc.reason.splitlines()[-1]:
+                    raise
+                print(f"e2e: code-server timed out starting its child (try {attempt} of {tries}); starting it again",
+                      file=sys.stderr, flush=True)
+        raise AssertionError("unreachable")
+
+    def _start(self, folder: Path) -> str:
         self.port = free_port()
         write_user_settings(self.user_data)
         cmd = [str(self.tools.code_server), "--auth", "none", "--bind-addr", f"127.0.0.1:{self.port}",
@@ -237,21 +252,24 @@ class CodeServer:
 
 
 def run_driver(tools: Tools, home: Path, scenario: Scenario, url: str, tap_log: Path, out_dir: Path,
-               timeout: float = 420.0, read_console_at_end: bool = False) -> dict[str, Any]:
-    """Run the Playwright driver for `scenario`; its observations (``ok``, ``error``, ``stops``...)."""
+               timeout: float | None = None, read_console_at_end: bool = False) -> dict[str, Any]:
+    """Run the Playwright driver for `scenario`; its observations (``ok``, ``error``, ``stops``...). The driver
+    gets `timeout` s in all (default: 420 s, more for a scenario whose steps may each take longer)."""
+    timeout = timeout if timeout is not None else 300.0 + 2 * scenario.stop_timeout_s
     program = Path(scenario.program)
     lines = (REPO_ROOT / program).read_text(encoding="utf-8").splitlines()
     steps = []
     for step in scenario.steps:
         hovers = [{"line": h.line, "word": h.word, "lineText": lines[h.line - 1]} for h in step.hover]
         steps.append({"action": step.action, "hover": hovers, "console": step.console, "watch": step.watch,
-                      "history": step.history})
+                      "history": step.history, "edit": step.edit.model_dump() if step.edit else None})
     spec = {"url": url, "tapLog": str(tap_log), "outDir": str(out_dir), "program": program.name,
             "breakpoints": scenario.breakpoints, "steps": steps, "chromium": str(tools.chromium),
             "readConsoleAtEnd": read_console_at_end, "consoleOpen": scenario.console_open, "hoverLow": scenario.hover_low,
             "expandLow": scenario.expand_low,
             "blankLine": next((n for n in range(len(lines), 0, -1) if not lines[n - 1].strip()), None),
-            "expectNotification": scenario.notification[0] if scenario.notification else None}
+            "expectNotification": scenario.notification[0] if scenario.notification else None,
+            "timeouts": {"stop": scenario.stop_timeout_s * 1000}}
     spec_path = out_dir / f"scenario-{scenario.name}.json"
     obs_path = out_dir / f"observations-{scenario.name}.json"
     spec_path.write_text(json.dumps(spec, indent=2), encoding="utf-8")

@@ -21,11 +21,11 @@ from typing import Any, Optional
 
 import typer
 
-from e2e.check import (SUMMARY, Mismatch, check_divergences, check_session, check_summary, check_watches, confidence_shown,
-                       ui_stack)
+from e2e.check import (SUMMARY, Mismatch, check_divergences, check_edits, check_predicted_watches, check_session, check_summary,
+                       check_watches, confidence_shown, ui_stack)
 from e2e.harness import REPO_ROOT, CodeServer, E2EError, Tools, make_workspace, run_driver
-from e2e.scenario import (Scenario, adapter_exits_scenario, beyond_scenario, compare_scenario, demo_scenario,
-                          expected_states, model_scenario, no_adapter_scenario, watched_stops)
+from e2e.scenario import (BeyondTarget, Scenario, adapter_exits_scenario, beyond_scenario, compare_scenario, demo_scenario,
+                          expected_states, model_scenario, no_adapter_scenario, recorder_run)
 from e2e.traffic import adapter_session, read_log
 
 app = typer.Typer(add_completion=False, help=__doc__)
@@ -36,16 +36,15 @@ def say(text: str) -> None:
     print(f"e2e: {text}", file=sys.stderr, flush=True)
 
 
-def scenarios(model: str, checkpoint: Optional[Path], beyond: bool = False) -> list[tuple[Scenario, Optional[Path]]]:
+def scenarios(model: str, checkpoint: Optional[Path], target: Optional[BeyondTarget] = None) -> list[tuple[Scenario, Optional[Path]]]:
     """The scenarios to run and the checkpoint each uses (None: the oracle, no model)."""
-    chosen: list[tuple[Scenario, Optional[Path]]] = [(demo_scenario(), None), (compare_scenario(), None)]
-    if beyond:
-        chosen.append((beyond_scenario(), None))
+    chosen: list[tuple[Scenario, Optional[Path]]] = [(demo_scenario(), None), (compare_scenario(), None),
+                                                     (beyond_scenario(target, REPO_ROOT), None)]
     from model.paths import DEFAULT_CHECKPOINT
 
     folder = checkpoint.resolve() if checkpoint else Path(DEFAULT_CHECKPOINT)
     if model == "on" or (model == "auto" and (folder / "config.json").is_file()):
-        chosen.append((model_scenario(), folder))
+        chosen += [(model_scenario(), folder), (beyond_scenario(target, REPO_ROOT, model=True), folder)]
     chosen += [(no_adapter_scenario(), None), (adapter_exits_scenario(), None)]
     return chosen
 
@@ -69,8 +68,13 @@ def run_scenario(server: CodeServer, tools: Tools, run_dir: Path, scenario: Scen
     """One scenario: expectations, workspace, driver, checks."""
     started = time.monotonic()
     expected = None
-    watched = watched_stops(scenario, REPO_ROOT) if any(step.watch for step in scenario.steps) else {}
-    if scenario.backend == "oracle" and not scenario.notification and not watched:  # debugpy has no data breakpoints
+    watched: dict = {}
+    beyond = any(step.watch or step.edit for step in scenario.steps)
+    if scenario.backend == "oracle" and beyond:  # debugpy has no data breakpoints and runs the program it started with
+        say(f"[{scenario.name}] replaying {len(scenario.steps)} steps of {scenario.program} with tracegen's recorder")
+        recorded = recorder_run(scenario, REPO_ROOT)
+        expected, watched = recorded.states, recorded.watched
+    elif scenario.backend == "oracle" and not scenario.notification:
         say(f"[{scenario.name}] recording real debugpy for {len(scenario.steps)} steps of {scenario.program}")
         expected = expected_states(scenario, REPO_ROOT)
     workspace, tap_log = make_workspace(run_dir, scenario, tools, checkpoint)
@@ -96,8 +100,11 @@ def run_scenario(server: CodeServer, tools: Tools, run_dir: Path, scenario: Scen
             problems.append(Mismatch(-1, "extension", "the adapter was never started (the DAP tap log is empty): "
                                      "did the extension activate and read neuralDebugger.command?"))
     problems += check_session(observations, session, expected)
-    if watched or any(step.history for step in scenario.steps):
+    if beyond:
         problems += check_watches(observations, session, watched)
+        problems += check_edits(observations, session, scenario)
+        if scenario.backend != "oracle":
+            problems += check_predicted_watches(observations, session)
     if scenario.compare_with:
         oracle = scenario.backend == "oracle"
         problems += check_summary(observations, session, sum(1 for s in observations.get("stops", []) if s["event"] == "stopped"),
@@ -144,14 +151,19 @@ def main(
     keep: bool = typer.Option(False, help="Keep the run folder (screenshots, logs) even when everything passed."),
     retries: int = typer.Option(0, min=0, max=3, help="Run a scenario again (in a fresh workspace) when the browser side timed out "
                                 "(a dropped hover, a slow view); mismatches in what was shown are never retried."),
-    beyond: bool = typer.Option(False, help="Also run the `beyond` scenario: Break on Value Change from the Variables view "
-                                "and the History scope (oracle; not yet in the default run)."),
+    beyond_target: str = typer.Option("examples/loops.py:13:results:15", help="The program of the beyond scenarios "
+                                      "(edit and save, Break on Value Change, History) as PATH:LINE:NAME:BREAKPOINT: the "
+                                      "module line where a line is inserted, the local watched, a breakpoint below the edit."),
     only: str = typer.Option("", help="Run only these scenarios (comma-separated names, e.g. model,no-adapter)."),
     docs_screenshot: bool = typer.Option(False, help=f"Copy a screenshot (the model run's deepest stop with the Debug Console, else the oracle breakpoint stop) to {DOCS_SCREENSHOT.relative_to(REPO_ROOT)}."),
 ) -> None:
     """Run the end-to-end scenarios; exit 0 (all agree), 1 (mismatches) or 2 (a component failed)."""
     if model not in ("auto", "on", "off"):
         raise typer.BadParameter("--model must be auto, on or off")
+    try:
+        target = BeyondTarget.parse(beyond_target)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
     run_dir = cache / "runs" / datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -161,7 +173,7 @@ def main(
         with CodeServer(tools, run_dir) as server:
             say(f"installing the extension {vsix.name} into code-server")
             say(f"installed {server.install_extension(vsix)}")
-            chosen = scenarios(model, checkpoint, beyond)
+            chosen = scenarios(model, checkpoint, target)
             if only:
                 wanted = {name.strip() for name in only.split(",") if name.strip()}
                 unknown = wanted - {scenario.name for scenario, _ in chosen}

@@ -1,21 +1,25 @@
 """What the end-to-end test does in VS Code, and what real debugpy shows for the same actions.
 
 A `Scenario` is a program, its breakpoints and a list of `UiStep`s (start, stepIn, next, stepOut,
-stepBack, continue), each optionally hovering words of the line where it stops and typing
+stepBack, continue, edit), each optionally hovering words of the line where it stops and typing
 expressions in the Debug Console. `expected_states` records real debugpy
 (`tracegen.debugpy_recorder`) for the forward actions the UI steps amount to (a step back undoes
-the action before it) and returns the state debugpy shows after each UI step.
+the action before it) and returns the state debugpy shows after each UI step. The beyond scenarios
+(Break on Value Change, History, an edit saved while stopped) are checked against tracegen's
+recorder instead (`recorder_run`), on `BeyondTarget`'s program.
 """
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from protocol.debugger import Action, State
+from protocol.debugger import Action, State, StopReason
 
-UiAction = Literal["start", "stepIn", "next", "stepOut", "stepBack", "continue"]
+UiAction = Literal["start", "stepIn", "next", "stepOut", "stepBack", "continue", "edit"]
+EDIT_TEXT = "edited = 10"  # the line the edit scenarios insert (a name the programs do not use)
 
 
 class Hover(BaseModel):
@@ -25,10 +29,36 @@ class Hover(BaseModel):
     word: str
 
 
+class Edit(BaseModel):
+    """Insert `text` as a new line after program line `after` (1-based; None: the line the session stands on,
+    which for a model is its prediction), as a user types it: End, Enter (VS Code indents the new line: one
+    level deeper after a line ending in ``:``), the text, then save."""
+
+    after: int | None = None
+    text: str = EDIT_TEXT
+
+    def apply(self, source: str) -> str:
+        """`source` with the line inserted, indented as VS Code's Enter indents it."""
+        if self.after is None:
+            raise ValueError("an edit below the current line is placed when the session stands there")
+        lines = source.splitlines()
+        above = lines[self.after - 1]
+        indent = above[: len(above) - len(above.lstrip())] + ("    " if above.rstrip().endswith(":") else "")
+        return "\n".join([*lines[: self.after], indent + self.text, *lines[self.after:]]) + "\n"
+
+    def moved(self, line: int, after: int | None = None) -> int:
+        """Where program line `line` is after the edit (below line `after` when the edit names none)."""
+        below = self.after if self.after is not None else after
+        return line + 1 if below is not None and line > below else line
+
+
 class UiStep(BaseModel):
-    """One action in VS Code, then what to look at where it stops."""
+    """One action in VS Code, then what to look at where it stops. The action ``edit`` edits the program in
+    the editor and saves it while stopped: VS Code sends the moved breakpoints, and the adapter, seeing the
+    file changed, redraws the stop on its line in the edited source."""
 
     action: UiAction
+    edit: Edit | None = None  # with action "edit"
     hover: list[Hover] = Field(default_factory=list)
     console: list[str] = Field(default_factory=list)  # expressions typed in the Debug Console
     # Locals of the top frame to right-click in the Variables view -> "Break on Value Change" at this stop
@@ -55,6 +85,8 @@ class Scenario(BaseModel):
     hover_low: int = 0
     # Expand the first low-confidence local's row (the model's alternatives) and type ``?name`` in the Debug Console.
     expand_low: bool = False
+    launch: dict[str, Any] = Field(default_factory=dict)  # more attributes of the launch configuration
+    stop_timeout_s: int = 60  # how long the driver waits for the adapter's answer to one UI step
 
 
 def effective_scripts(steps: list[UiStep]) -> list[list[str]]:
@@ -66,6 +98,8 @@ def effective_scripts(steps: list[UiStep]) -> list[list[str]]:
     for step in steps[1:]:
         if step.action == "start":
             raise ValueError("'start' may only be the first step")
+        if step.action == "edit":
+            raise ValueError("debugpy runs the program it started with: a scenario with an edit is checked against the recorder")
         if step.action == "stepBack":
             if not history:
                 raise ValueError("stepBack at the first stop")
@@ -103,34 +137,68 @@ def expected_states(scenario: Scenario, repo_root: Path) -> list[State]:
     return expected
 
 
-def watched_stops(scenario: Scenario, repo_root: Path) -> dict[int, tuple[State, State]]:
-    """For each UI step that continues with data breakpoints set: (the stop before, the recorder's stop).
+class RecorderRun(BaseModel):
+    """What tracegen's recorder shows for a scenario's UI steps: the state after each, and for each Continue
+    with data breakpoints set, (the stop before, the stop where a watched value first changed)."""
 
-    The recorder (tracegen's fast recorder, debugpy's stops) replays the UI steps; a continue after a step
-    with `watch` takes stepIn steps until a watched local of the frame it was set in changes, as the
-    adapter's oracle must. Only the forward actions start, continue, next, stepIn, stepOut are replayed.
+    model_config = {"arbitrary_types_allowed": True}
+    states: list[State]
+    watched: dict[int, tuple[State, State]] = Field(default_factory=dict)
+
+
+def recorder_run(scenario: Scenario, repo_root: Path) -> RecorderRun:
+    """The recorder (tracegen's fast recorder, debugpy's stops) replays the UI steps of `scenario`.
+
+    A continue after a step with `watch` takes stepIn steps until a watched value of the frame it was set in
+    changes, as the adapter's oracle must. An ``edit`` records the edited program (in a temporary folder),
+    with the breakpoints moved, and replays the actions taken so far on it: the stop after the edit is that
+    run's (the edit lies below the stop, so the edited program reaches it with the same values). Only the
+    forward actions start, continue, next, stepIn, stepOut and edit are replayed.
     """
     from adapter.watch import WatchTarget
     from tracegen.fast import ReplaySession, record_program
 
-    replay = ReplaySession(record_program(path=str(repo_root / scenario.program)), scenario.breakpoints, stop_on_entry=True)
+    path = repo_root / scenario.program
+    source, breakpoints = path.read_text(encoding="utf-8"), list(scenario.breakpoints)
+    replay = ReplaySession(record_program(path=str(path)), breakpoints, stop_on_entry=True)
     state = replay.start()
+    done: list[Action] = []
     targets: list[WatchTarget] = []
-    found: dict[int, tuple[State, State]] = {}
-    for index, step in enumerate(scenario.steps):
-        if index > 0 and step.action == "continue" and targets:
+    run = RecorderRun(states=[state])
+    for index, step in enumerate(scenario.steps[1:], start=1):
+        if step.action == "continue" and targets:
             before, last = state, [t.read(state) for t in targets]
             while not state.finished:
                 state = replay.step(Action.parse("stepIn"))
+                done.append(Action.parse("stepIn"))
                 now = [t.read(state) for t in targets]
                 if any(a is not None and b is not None and a != b for a, b in zip(last, now)):
                     break
                 last = now
-            found[index] = (before, state)
-        elif index > 0:
+            run.watched[index] = (before, state)
+        elif step.action == "edit":
+            if step.edit is None:
+                raise ValueError(f"step {index} edits without saying how")
+            source, breakpoints = step.edit.apply(source), [step.edit.moved(line) for line in breakpoints]
+            with tempfile.TemporaryDirectory() as folder:
+                edited = Path(folder) / path.name
+                edited.write_text(source, encoding="utf-8")
+                replay = ReplaySession(record_program(path=str(edited)), breakpoints, stop_on_entry=True)
+            state = replay.start()
+            for action in done:
+                state = replay.step(action)
+            state = state.model_copy(update={"reason": StopReason.STEP})  # the adapter redraws the stop
+        else:
             state = replay.step(Action.parse(step.action))
+            done.append(Action.parse(step.action))
+        run.states.append(state)
         targets += [WatchTarget.at(state, 0, name) for name in step.watch]
-    return found
+    return run
+
+
+def watched_stops(scenario: Scenario, repo_root: Path) -> dict[int, tuple[State, State]]:
+    """For each UI step that continues with data breakpoints set: (the stop before, the recorder's stop)."""
+    return recorder_run(scenario, repo_root).watched
 
 
 def demo_scenario() -> Scenario:
@@ -190,9 +258,51 @@ def adapter_exits_scenario() -> Scenario:
                     notification=["exited before answering VS Code (exit code 3)", "Run that command in a terminal"])
 
 
-def beyond_scenario() -> Scenario:
-    """examples/loops.py, oracle: Break on Value Change on a local from the Variables view, Continue to where
-    the real program changes it (through a call), and the History scope there (opt-in: ``--beyond``)."""
-    steps = [UiStep(action="start"), UiStep(action="continue", watch=["results"]),
-             UiStep(action="continue", history=True)]
-    return Scenario(name="beyond", program="examples/loops.py", breakpoints=[14], steps=steps)
+class BeyondTarget(BaseModel):
+    """Where the beyond scenarios look in a program: the module-level `line` where the program is edited (a
+    line is inserted after it) and the local `watch` watched two steps later; `breakpoint`, a line below,
+    must move with the edit. Written ``PATH:LINE:NAME:BREAKPOINT`` (PATH relative to the repository or absolute)."""
+
+    program: str = "examples/loops.py"
+    line: int = 13
+    watch: str = "results"
+    breakpoint: int = 15
+
+    @classmethod
+    def parse(cls, text: str) -> "BeyondTarget":
+        parts = text.rsplit(":", 3)
+        if len(parts) != 4 or not parts[1].isdigit() or not parts[3].isdigit() or not parts[2].isidentifier():
+            raise ValueError(f"expected PATH:LINE:NAME:BREAKPOINT (e.g. examples/loops.py:13:results:15), not {text!r}")
+        return cls(program=parts[0], line=int(parts[1]), watch=parts[2], breakpoint=int(parts[3]))
+
+    def nexts(self, repo_root: Path) -> int:
+        """How many Step Overs from the entry the recorder takes to first stop on `line` in the module."""
+        from tracegen.fast import ReplaySession, record_program
+
+        replay = ReplaySession(record_program(path=str(repo_root / self.program)), (), stop_on_entry=True)
+        state, count = replay.start(), 0
+        while not state.finished and state.location != [("<module>", self.line)]:
+            state, count = replay.step(Action.parse("next")), count + 1
+        if state.finished:
+            raise ValueError(f"{self.program} never stops on module line {self.line} by Step Over")
+        return count
+
+
+def beyond_scenario(target: BeyondTarget | None = None, repo_root: Path | None = None, model: bool = False) -> Scenario:
+    """What only a predicting debugger offers, in VS Code (issue #37), on `target` (default: examples/loops.py):
+    Step Over to the target line; edit the program there (a line inserted below it) and save; Step Over twice
+    (onto the inserted line, then past it); right-click the watched local -> Break on Value Change; Continue
+    to where it changes and expand the History scope. The oracle is checked against the recorder (of the
+    edited program after the edit); the model (`model`: the shipped one, with ``compareWith: debugpy``, whose
+    comparison the edit ends) against what the adapter sent."""
+    target = target or BeyondTarget()
+    nexts = target.nexts(repo_root or Path(__file__).resolve().parent.parent)
+    # the oracle stands on target.line after the Step Overs; the model where it predicts: the edit goes below that
+    steps = [UiStep(action="start"), *[UiStep(action="next") for _ in range(nexts)],
+             UiStep(action="edit", edit=Edit(after=None if model else target.line)), UiStep(action="next"),
+             UiStep(action="next", watch=[target.watch], history=True), UiStep(action="continue", history=True)]
+    if model:  # a step budget that a loaded machine does not cut (the default 2.5 s would, and "did not move")
+        return Scenario(name="beyond-model", program=target.program, breakpoints=[target.breakpoint], steps=steps,
+                        backend="transformers", compare_with="debugpy", console_open=True,
+                        launch={"dataBreakpointSteps": 6, "stepSeconds": 30}, stop_timeout_s=240)
+    return Scenario(name="beyond", program=target.program, breakpoints=[target.breakpoint], steps=steps, console_open=True)

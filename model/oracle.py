@@ -98,6 +98,47 @@ class OracleDebugger:
         self._actions.pop()
         return self._states[-1]
 
+    def replace_program(self, program: str, state: State) -> State:
+        """Go on with an edited program (its file changed while stopped), on whose lines `state` stands.
+
+        The oracle runs the edited program again and takes as many stepIn stops as the old run took to
+        get here: when that stop is `state` (the same frames on the moved lines, the same locals), the
+        edit changed nothing that already ran, and the next stops come from the new run. Otherwise it
+        raises SessionError (the edit changed code that already ran: only a restart shows the real run).
+        """
+        from tracegen.fast import ReplayError, ReplaySession
+
+        self._require_started()
+        try:
+            old = ReplaySession(self._record(), (), stop_on_entry=True)
+            count, at = 0, self._replays[-1].position
+            old.start()
+            while old.position < at and not old.cursor.finished:
+                old.step(Action.parse("stepIn"))
+                count += 1
+            if old.position != at:
+                raise SessionError("the stop is not one a run of stepIn stops reaches")
+            kept = self.program, self._trace
+            self.program, self._trace = program, None
+            try:
+                replay = ReplaySession(self._record(), self._all_breakpoints(), stop_on_entry=True)
+                now = replay.start()
+                for _ in range(count):
+                    if now.finished:
+                        break
+                    now = replay.step(Action.parse("stepIn"))
+                if _place(now) != _place(state):
+                    raise SessionError("run again, the edited program does not reach this stop with the same values "
+                                       "(the edit changed code that already ran)")
+            except BaseException:
+                self.program, self._trace = kept
+                raise
+        except ReplayError as exc:
+            raise SessionError(f"the edited program's run cannot be replayed: {exc}") from None
+        self._breakpoints = sorted(set(self._breakpoints) & _breakable(program))
+        self._replays, self._states, self._actions = [replay], [now], []
+        return now
+
     def set_variable(self, name: str, value: str, frame_index: int = 0) -> State:
         """Edit the shown state only: the oracle's later steps still come from the recording."""
         self._require_started()
@@ -143,6 +184,11 @@ class OracleDebugger:
         except (RecordError, OSError, ValueError) as exc:
             raise SessionError(f"the oracle could not record the program: {exc}") from None
         return self._trace
+
+
+def _place(state: State) -> list[tuple[str, str | None, int, dict[str, str]]]:
+    """What must agree for two stops to be the same one: each frame's name, line and locals."""
+    return [(f.name, f.file, f.line, f.locals) for f in state.normalized().frames]
 
 
 def _breakable(program: str) -> set[int]:

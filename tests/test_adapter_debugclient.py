@@ -2,7 +2,8 @@
 
 The scenarios live in tests/js/: adapter.test.js (entry stop, breakpoint hit, next, stepIn, stepOut,
 stepBack, variables, evaluate, continue to the end, disconnect) and beyond.test.js (Break on Value
-Change, the History scope and ``?history``, the program edited between two requests). They run
+Change, the History scope and ``?history``, the program edited between two requests; one test on any
+program named by ``NEURAL_BEYOND_TARGET``, its own by default). They run
 against the oracle backend, so every expected value is exact; the edit scenario needs a model and
 gets the tiny random checkpoint. `make js-deps` installs the Node test package.
 """
@@ -50,7 +51,7 @@ def test_debugclient_scenarios() -> None:
 
 
 def test_debugclient_beyond_a_real_debugger(tiny_checkpoint: Path) -> None:
-    run_scenarios("beyond.test.js", passed=5, NEURAL_MODEL=str(tiny_checkpoint))
+    run_scenarios("beyond.test.js", passed=6, NEURAL_MODEL=str(tiny_checkpoint))
 
 
 @pytest.mark.slow

@@ -67,7 +67,7 @@ def test_the_model_predicts_from_the_edited_source(adapter, tmp_path: Path, tiny
         client.ok("disconnect")
 
 
-def test_the_oracle_cannot_follow_and_says_so(adapter, tmp_path: Path) -> None:
+def test_the_oracle_cannot_follow_an_edit_of_code_that_ran_and_says_so(adapter, tmp_path: Path) -> None:
     path = tmp_path / "prog.py"
     path.write_text(BEFORE)
     with adapter.client(timeout=90) as client:
@@ -76,14 +76,38 @@ def test_the_oracle_cannot_follow_and_says_so(adapter, tmp_path: Path) -> None:
         path.write_text("a = (\n")  # saved half-written: does not compile
         client.ok("threads")
         assert "changed on disk but does not compile" in outputs(client, since, "compile")
-        path.write_text(AFTER)
+        path.write_text(AFTER)  # two lines above the stop: the edited program, run again, first stops on `z = 10`
         since = len(client.all_events)
         client.ok("next", {"threadId": 1})
         said = outputs(client, since, "Restart")
         assert "comparison with debugpy no longer applies: the program was edited" in said, said
-        assert "the oracle replays a recording" in said and "Restart" in said, said
+        assert "does not reach this stop with the same values" in said and "Restart" in said, said
         client.wait_event("stopped")
-        assert client.ok("stackTrace", {"threadId": 1})["stackFrames"][0]["line"] == 2  # the recording goes on
+        assert client.ok("stackTrace", {"threadId": 1})["stackFrames"][0]["line"] == 2  # the old run goes on
+        client.ok("disconnect")
+
+
+def test_the_oracle_follows_an_edit_below_the_stop(adapter, tmp_path: Path) -> None:
+    """Lines inserted below the stop: the oracle runs the edited program again to this stop and goes on from
+    there, so the next stop is the inserted line, with the values of the real run."""
+    path = tmp_path / "prog.py"
+    path.write_text(BEFORE)
+    with adapter.client(timeout=90) as client:
+        start(client, path, backend="oracle", stopOnEntry=False)  # the breakpoint on line 3: a and b set
+        path.write_text("a = 1\nb = 2\nc = a + b\nd = c * 10\nprint(c)\n")  # a line inserted below the stop
+        since = len(client.all_events)
+        client.ok("next", {"threadId": 1})
+        said = outputs(client, since, "predicted from the edited source")
+        assert "prog.py changed on disk: the stop stays on line 3" in said and "breakpoints checked again: 3, 5)" in said, said
+        client.wait_event("stopped")
+        frame = client.ok("stackTrace", {"threadId": 1})["stackFrames"][0]
+        assert frame["line"] == 4  # the inserted line: only the edited program has it
+        client.ok("next", {"threadId": 1})
+        client.wait_event("stopped")
+        frame = client.ok("stackTrace", {"threadId": 1})["stackFrames"][0]
+        scope = client.ok("scopes", {"frameId": frame["id"]})["scopes"][0]
+        values = {v["name"]: v["value"] for v in client.ok("variables", {"variablesReference": scope["variablesReference"]})["variables"]}
+        assert frame["line"] == 5 and values == {"a": "1", "b": "2", "c": "3", "d": "30"}, (frame, values)
         client.ok("disconnect")
 
 

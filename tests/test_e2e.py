@@ -262,20 +262,55 @@ def test_watched_stop_is_where_the_recorder_changes_the_value_and_the_check_says
     from e2e.scenario import beyond_scenario, watched_stops
     from e2e.traffic import AdapterSession
 
-    scenario = beyond_scenario()
+    scenario = beyond_scenario(repo_root=REPO)  # examples/loops.py: a line inserted after line 13, results watched on 15
     watched = watched_stops(scenario, REPO)
-    before, after = watched[2]
-    assert (before.location, after.location) == ([("<module>", 14)], [("<module>", 13)])
+    before, after = watched[6]
+    assert (before.location, after.location) == ([("<module>", 15)], [("<module>", 13)])
     assert (before.top.locals["results"], after.top.locals["results"]) == ("{}", "{1: 0}")
     history_rows = [{"level": 1, "text": "Locals"}, {"level": 1, "text": "History"},
                     {"level": 2, "text": "results = {} → {1: 0}", "name": "results =", "value": "{} → {1: 0}"}]
-    observed = [{"event": "stopped", "stack": []}, {"event": "stopped", "stack": [], "watched": ["results"]},
+    plain = [{"event": "stopped", "stack": []}] * 5
+    observed = [*plain, {"event": "stopped", "stack": [], "watched": ["results"]},
                 {"event": "stopped", "stack": [], "stackState": "data breakpoint: results: {} -> {1: 0}", "history": history_rows}]
     right = AdapterStop(reason="data breakpoint", stack=[("<module>", 13)], description="data breakpoint: results: {} -> {1: 0}",
                         scopes={"History": 7}, children={7: [{"name": "results", "value": "{} → {1: 0}"}]})
-    armed = AdapterStop(reason="breakpoint", data_breakpoints=[{"verified": True}])
-    session = AdapterSession(stops=[AdapterStop(reason="entry"), armed, right])
-    assert check_watches({"stops": observed}, session, watched) == []
+    armed = AdapterStop(reason="step", data_breakpoints=[{"verified": True}])
+    steps = [AdapterStop(reason="step") for _ in plain]
+    assert check_watches({"stops": observed}, AdapterSession(stops=[*steps, armed, right]), watched) == []
     wrong = AdapterStop(reason="data breakpoint", stack=[("<module>", 14)], description="data breakpoint: results: {} -> {1: 0}")
-    problems = check_watches({"stops": observed}, AdapterSession(stops=[AdapterStop(reason="entry"), armed, wrong]), watched)
+    problems = check_watches({"stops": observed}, AdapterSession(stops=[*steps, armed, wrong]), watched)
     assert {p.what for p in problems} == {"data breakpoint", "History scope"}
+
+
+def test_the_edit_steps_replay_the_edited_program_and_the_check_wants_the_inserted_line() -> None:
+    """After the edit the recorder replays the edited program (the breakpoint moved); the check wants the Debug
+    Console to say so and the Step Over after it on the inserted line, and says which is missing."""
+    from e2e.check import check_edits
+    from e2e.scenario import EDIT_TEXT, Edit, beyond_scenario, recorder_run
+    from e2e.traffic import AdapterSession
+
+    assert Edit(after=2).apply("for i in x:\n    y = i\nz = 1\n") == f"for i in x:\n    y = i\n    {EDIT_TEXT}\nz = 1\n"
+    assert Edit(after=1).apply("for i in x:\n    y = i\n") == f"for i in x:\n    {EDIT_TEXT}\n    y = i\n"
+    scenario = beyond_scenario(repo_root=REPO)
+    assert [s.action for s in scenario.steps] == ["start", "next", "next", "edit", "next", "next", "continue"]
+    states = recorder_run(scenario, REPO).states
+    assert [s.location for s in states[2:6]] == [[("<module>", 13)]] * 2 + [[("<module>", 14)], [("<module>", 15)]]
+    assert states[5].top.locals["edited"] == "10"
+    said = "neural debugger: loops.py changed on disk: the stop stays on line 13; the next steps are predicted from the " \
+           "edited source (breakpoints checked again: 16)\n"
+    stops = [AdapterStop(reason="step", stack=[("<module>", line)]) for line in (1, 12, 13, 13, 14, 15, 13)]
+    observed = {"stops": [{"event": "stopped"}] * 7, "consoleSeen": [said.strip()]}
+    assert check_edits(observed, AdapterSession(stops=stops, output=[said]), scenario) == []
+    stops[4] = AdapterStop(reason="step", stack=[("<module>", 15)])  # Step Over skipped the inserted line
+    problems = check_edits({"stops": observed["stops"], "consoleSeen": []}, AdapterSession(stops=stops, output=[said]), scenario)
+    assert [(p.stop, p.what) for p in problems] == [(3, "Debug Console"), (4, "edit")]
+    # a model's edit goes below the line it stands on (the driver reads it): the same checks from that line
+    model = beyond_scenario(repo_root=REPO, model=True)
+    assert model.steps[3].edit is not None and model.steps[3].edit.after is None
+    stops = [AdapterStop(reason="step", stack=[("<module>", line)]) for line in (1, 12, 12, 12, 13, 14, 13)]
+    stopped = [{"event": "stopped"}] * 3 + [{"event": "stopped", "editedAfter": 12}] + [{"event": "stopped"}] * 3
+    said = said.replace("line 13", "line 12")
+    ended = "neural debugger: the comparison with debugpy no longer applies: the program was edited\n"
+    seen = {"stops": stopped, "consoleSeen": [said.strip()]}
+    assert check_edits(seen, AdapterSession(stops=stops, output=[ended, said]), model) == []
+    assert [p.what for p in check_edits(seen, AdapterSession(stops=stops, output=[said]), model)] == ["edit"]  # compareWith

@@ -10,6 +10,7 @@
 
 const assert = require('node:assert');
 const fs = require('node:fs');
+const path = require('node:path');
 const { test, afterEach } = require('node:test');
 const client = require('./client');
 
@@ -192,7 +193,7 @@ test('the program edited and saved while stopped: the next stop is predicted fro
     }
   });
 
-test('an edit the oracle cannot follow: it says why and offers a restart; the session goes on', async () => {
+test('an edit the oracle cannot follow (code that already ran): it says why and offers a restart; the session goes on', async () => {
   const program = await startEdited({ backend: 'oracle' });
   fs.writeFileSync(program, 'a = (\n'); // saved half-written
   const broken = client.waitForConsole(dc, 'does not compile');
@@ -201,6 +202,89 @@ test('an edit the oracle cannot follow: it says why and offers a restart; the se
   fs.writeFileSync(program, [...AFTER, ''].join('\n'));
   const said = client.waitForConsole(dc, 'Restart');
   await client.stepAndStop(dc, (a) => dc.nextRequest(a));
-  assert.match(await said, /the oracle replays a recording/);
-  assert.equal((await client.topFrame(dc)).line, 2, 'the recording goes on');
+  assert.match(await said, /does not reach this stop with the same values/);
+  assert.equal((await client.topFrame(dc)).line, 2, 'the old run goes on');
+});
+
+// The same features on any program, named by a parameter: NEURAL_BEYOND_TARGET=PATH:LINE:NAME:BREAKPOINT (PATH
+// relative to the repository or absolute; LINE a module-level line where a line is inserted; NAME a module-level
+// local; BREAKPOINT a line below LINE). Default: WORDS above. The file is copied, then edited in the copy.
+function beyondTarget() {
+  const spec = process.env.NEURAL_BEYOND_TARGET;
+  if (!spec) return { lines: WORDS, name: 'words.py', line: 7, watch: 'total', breakpoint: 11 };
+  const m = /^(.+):(\d+):([A-Za-z_]\w*):(\d+)$/.exec(spec);
+  assert.ok(m, `NEURAL_BEYOND_TARGET must be PATH:LINE:NAME:BREAKPOINT, not ${spec}`);
+  const file = path.resolve(client.REPO, m[1]);
+  return { lines: fs.readFileSync(file, 'utf8').replace(/\n$/, '').split('\n'), name: path.basename(file),
+    line: Number(m[2]), watch: m[3], breakpoint: Number(m[4]) };
+}
+
+/** An oracle session of `program` stopped on entry with one breakpoint; Step Over until module line `line`. */
+async function overTo(program, breakpoint, line) {
+  dc = await client.startClient();
+  await dc.launch({ program, backend: 'oracle', stopOnEntry: true });
+  await dc.setBreakpointsRequest({ source: { path: program }, breakpoints: [{ line: breakpoint }] });
+  const entry = dc.waitForEvent('stopped');
+  await dc.configurationDoneRequest();
+  await entry;
+  for (let i = 0; i < 200 && (await client.topFrame(dc)).line !== line; i += 1) {
+    await client.stepAndStop(dc, (a) => dc.nextRequest(a), null);
+  }
+  assert.deepEqual(await where(), [['<module>', line]], `Step Over reaches module line ${line}`);
+}
+
+/** The watched name's value in the module frame (the bottom of the stack), undefined where it is not set. */
+async function moduleValue(name) {
+  const frames = (await dc.stackTraceRequest({ threadId: 1 })).body.stackFrames;
+  const vars = await client.scopeVariables(dc, frames[frames.length - 1].id);
+  return vars[name] && vars[name].value;
+}
+
+test('on a program given as a parameter: edit and save below the stop, Step Over onto the new line, Break on Value '
+  + 'Change where the real run changes the value, History', async () => {
+  const target = beyondTarget();
+  const program = client.writeProgram(target.name, target.lines);
+  await overTo(program, target.breakpoint, target.line);
+
+  // the user inserts a line below the stop and saves (VS Code indents it one level deeper after a ":")
+  const above = target.lines[target.line - 1];
+  const indent = /^\s*/.exec(above)[0] + (above.trimEnd().endsWith(':') ? '    ' : '');
+  const edited = [...target.lines.slice(0, target.line), `${indent}edited = 10`, ...target.lines.slice(target.line)];
+  fs.writeFileSync(program, [...edited, ''].join('\n'));
+  const said = client.waitForConsole(dc, 'predicted from the edited source');
+  const redraw = dc.waitForEvent('stopped');
+  await dc.threadsRequest(); // the next request notices the edit
+  const text = await said;
+  assert.match(text, new RegExp(`${target.name} changed on disk: the stop stays on line ${target.line}`));
+  assert.match(text, new RegExp(`breakpoints checked again: ${target.breakpoint + 1}\\)`), 'the breakpoint moved with its line');
+  await redraw;
+  await client.stepAndStop(dc, (a) => dc.nextRequest(a));
+  assert.deepEqual(await where(), [['<module>', target.line + 1]], 'Step Over stops on the inserted line');
+  await client.stepAndStop(dc, (a) => dc.nextRequest(a));
+  assert.equal((await client.scopeVariables(dc, (await client.topFrame(dc)).id)).edited.value, '10');
+
+  // Break on Value Change on the watched local, then Continue
+  const seen = [await moduleValue(target.watch)];
+  const frame = await client.topFrame(dc);
+  const vars = await client.scopeVariables(dc, frame.id);
+  const info = await dc.dataBreakpointInfoRequest({ variablesReference: vars.ref, name: target.watch });
+  assert.ok(info.body.dataId, info.body.description);
+  await dc.setDataBreakpointsRequest({ breakpoints: [{ dataId: info.body.dataId, accessType: 'write' }] });
+  const event = await client.stepAndStop(dc, (a) => dc.continueRequest(a), 'data breakpoint');
+  const stop = await where();
+  const now = await moduleValue(target.watch);
+  assert.match(event.description, new RegExp(`${target.watch}: .+ -> ${now.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+  const history = await client.scopeVariables(dc, (await client.topFrame(dc)).id, 'History');
+  assert.ok(history[target.watch].value.endsWith(`→ ${now}`), history[target.watch].value);
+  await dc.stop();
+
+  // the real run (the edited program from the start, same steps): stepIn until the value changes, there and nowhere earlier
+  await overTo(program, target.breakpoint + 1, target.line);
+  await client.stepAndStop(dc, (a) => dc.nextRequest(a), null);
+  await client.stepAndStop(dc, (a) => dc.nextRequest(a), null);
+  assert.equal(await moduleValue(target.watch), seen[0]);
+  for (let i = 0; i < 500 && (await moduleValue(target.watch)) === seen[0]; i += 1) {
+    await client.stepAndStop(dc, (a) => dc.stepInRequest(a), null);
+  }
+  assert.deepEqual([await where(), await moduleValue(target.watch)], [stop, now], 'the data breakpoint stopped where the real run changes it');
 });
