@@ -104,7 +104,9 @@ class Scorer(Protocol):
 
 def refuse_unadmitted(gen: Generation, constraint: Constraint | None) -> Generation:
     """`gen` finished as "rejected" when it ended with the stop token but `constraint`'s checks beyond its regex (a
-    `Grammar`'s `unfolded` ones) refuse it: what a backend that enforces only the regex (vLLM) does with the rest."""
-    if isinstance(constraint, Grammar) and constraint.unfolded and gen.finish_reason == "stop" and not constraint.admits(gen.text):
+    `Grammar`'s `unfolded` ones) refuse it: what a backend that enforces only the regex (vLLM) does with the rest.
+    An answer the regex itself refuses (a server that ignored it) is left to fail parsing, as any malformed reply."""
+    if (isinstance(constraint, Grammar) and constraint.unfolded and gen.finish_reason == "stop" and not constraint.admits(gen.text)
+            and constraint.regex_admits(gen.text)):  # fmt: skip
         gen.finish_reason = "rejected"
     return gen

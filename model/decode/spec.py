@@ -73,6 +73,13 @@ class Grammar:
         enforces `regex` (vLLM) checks the unfolded rules by."""
         return self.complete(text.removesuffix(STATE_END))
 
+    def regex_admits(self, text: str) -> bool:
+        """Whether a finished answer matches the regex alone (the unfolded checks aside)."""
+        inner = self.constraint
+        while getattr(inner, "inner", None) is not None:
+            inner = inner.inner
+        return inner.complete(text.removesuffix(STATE_END))
+
 
 @dataclass(frozen=True)
 class ScoringRule:
