@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from model.decoding import FULL_RULES, PLAIN_RULES
 from model.prompt import language as lang
 from model.session import NeuralDebugger
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
+from tests.local_http import LocalHTTPServer
 
 PROGRAM = "def add(a, b):\n    c = a + b\n    return c\n\nx = add(1, 2)\ny = [x, x * 2]\nprint(y)\n"
 
@@ -59,15 +59,11 @@ class ModelStandIn:
                 self.end_headers()
                 self.wfile.write(payload)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.http = LocalHTTPServer(Handler)
+        self.url = self.http.url
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        self.http.close()
 
     def _logprobs(self, ids: list[int]) -> Any:
         """Log-softmax rows after every one of `ids`."""

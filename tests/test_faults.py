@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.dap_client import DapTestClient, TcpAdapter
+from tests.local_http import LocalHTTPServer
 
 MODES = ("hang", "not_json", "no_choices", "empty_state")
 
@@ -67,18 +68,13 @@ class VllmStandIn:
                             "usage": {"prompt_tokens": 10}}
                     self._reply(json.dumps(body).encode())
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
+        self.http = LocalHTTPServer(Handler)
+        self.url = self.http.url
 
     def close(self) -> None:
         """Stop serving (a server that died): later requests get 'connection refused'."""
         self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
-        self._thread.join(timeout=5)
+        self.http.close()
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,9 @@ import importlib.util
 import json
 import os
 import socket
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from model.backends.base import Backend, BackendError
 from model.backends.draws import draw_seed
 from model.backends.vllm_server import VLLMServerBackend
 from model.decode.constraints import RegexConstraint
+from tests.local_http import LocalHTTPServer
 
 STOP = 7
 
@@ -90,15 +90,11 @@ class StandIn:
                 else:
                     self._reply(200, json.dumps(vllm_answer(body)).encode())
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        self.http = LocalHTTPServer(Handler)
+        self.url = self.http.url
 
     def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        self.http.close()
 
 
 @pytest.fixture()
