@@ -467,8 +467,24 @@ async function breakOnValueChange(page, name, tapLog, timeoutMs) {
   const item = page.getByRole('menuitem', { name: 'Break on Value Change' }).first();
   await item.waitFor({ state: 'visible', timeout: timeoutMs });
   await item.click();
+  // A click that lands while the menu is still settling can be dropped (the menu stays open, the item
+  // highlighted): while the menu is open and nothing was sent, choose the item again every 2 s, by
+  // keyboard (Enter) and by mouse in turn.
+  let lastClick = Date.now();
+  let retries = 0;
   await waitFor(`the adapter's answer to setDataBreakpoints after Break on Value Change on ${name}`, timeoutMs,
-    async () => tapCount(tapLog, 'setDataBreakpoints') > before);
+    async () => {
+      if (tapCount(tapLog, 'setDataBreakpoints') > before) {
+        return true;
+      }
+      if (Date.now() - lastClick > 2000 && (await item.isVisible())) {
+        retries += 1;
+        const choose = retries % 2 ? item.press('Enter', { timeout: 2000 }) : item.click({ timeout: 2000 });
+        await choose.catch(() => {});
+        lastClick = Date.now();
+      }
+      return false;
+    });
   return name;
 }
 
