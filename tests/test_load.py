@@ -174,7 +174,10 @@ def test_concurrent_tiny_model_sessions(load_program, tiny_checkpoint):
         alone.close()
         expected.append(states)
     failures: list[str] = []
-    launch = {"program": str(load_program), "backend": "transformers", "model": str(tiny_checkpoint), "stopOnEntry": True}
+    # the sessions alone ran without a step budget; the adapter's default (2.5 s) would cut a step of four busy
+    # sessions on a loaded machine, so these launch with the largest budget a launch may ask
+    launch = {"program": str(load_program), "backend": "transformers", "model": str(tiny_checkpoint), "stopOnEntry": True,
+              "stepSeconds": 600, "stepTokens": 100_000}
     with TcpAdapter() as adapter:
         drive(adapter.port, launch, scripts[0][: len(expected[0]) - 1], expected[0], failures, "warm-up session")  # concurrent first launches: test_first_model_launches_at_once
         run_concurrently([lambda s=s, e=e, n=n: drive(adapter.port, launch, s[: len(e) - 1], e, failures, f"model session {n}")

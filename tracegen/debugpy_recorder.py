@@ -60,6 +60,7 @@ RETURN_DICT = "__pydevd_ret_val_dict"  # where pydevd keeps the return values it
 DEFAULT_TIMEOUT = 10.0  # seconds for one request, and for the adapter to start
 START_TIMEOUT = 60.0  # seconds for the launched program to come up (debugpy spawns it; slow on a loaded machine)
 DEFAULT_RUN_TIMEOUT = 30.0  # seconds the program may run between two stops before it counts as never ending
+ENDED_GRACE_S = 10.0  # seconds to wait for `terminated` after debugpy refused a step because the program ended
 
 
 class DebugpyError(RuntimeError):
@@ -241,17 +242,32 @@ class DebugpySession:
                 if action.line is None:
                     raise DebugpyError("a breakpoint action needs a line")
                 self._set_breakpoints(sorted(set(self.breakpoints) | {action.line}))
-                client.response(client.send("continue", {"threadId": self._thread_id}))
-                state = self._wait_stop()
+                state = self._resume("continue")
                 if not state.finished:
                     self._set_breakpoints(self.breakpoints)
             else:
-                client.response(client.send(ACTION_TO_DAP[action.kind], {"threadId": self._thread_id}))
-                state = self._wait_stop()
+                state = self._resume(ACTION_TO_DAP[action.kind])
         except DapError as exc:
             raise DebugpyError(f"debugpy failed on {action}: {exc}") from exc
         self._state = state
         return state
+
+    def _resume(self, command: str) -> State:
+        """Send a step or continue request and wait for where it stops.
+
+        A program that ends while debugpy hands the request on makes debugpy refuse it ("Server[1] disconnected
+        unexpectedly"; seen on loaded machines when a Step Out runs off the end): the `terminated` event that
+        follows says the program ended, and that is the step's answer. Any other refusal is an error."""
+        client = self._require_client()
+        reply = client.response(client.send(command, {"threadId": self._thread_id}), check=False)
+        if reply.get("success", False):
+            return self._wait_stop()
+        refused = DapError(f"request {command!r} failed: {reply.get('message') or reply.get('body')}")
+        try:
+            client.wait_event(lambda e: e.get("event") == "terminated", timeout=ENDED_GRACE_S, on_other=self._on_event)
+        except DapError:
+            raise refused from None
+        return self._ended()
 
     def _require_client(self) -> DapClient:
         if self._client is None:
