@@ -26,7 +26,7 @@ from model.backends.base import Backend, BackendError, Generation, Scorer
 from model.budget import Spending, StepBudget
 from model.decode.confidence import Calibration, RawScores, json_string_end, raw_scores
 from model.decode.constraints import close_text
-from model.decode.cut_values import runaway
+from model.decode.cut_values import runaway, trim_runaway
 from model.decoding import Decoding, rules_for
 from model.backends.ensemble import load_companions, named_companions
 from model.prompt.listing import STATE_RESERVE, Listing
@@ -641,7 +641,7 @@ class NeuralDebugger:
         A greedy (or configured) attempt first; if its text does not parse, or runs out of tokens,
         one more with twice the tokens and some sampling (`retry_temperature`; None keeps the
         session's temperature, e.g. greedy for evaluation); a text still cut off is closed
-        (`close_text`) and noted. For an inverse action (an earlier stop: some answer beats none) a
+        (`close_text`) and noted; a text the step budget cut is first trimmed where a repetition began. For an inverse action (an earlier stop: some answer beats none) a
         text cut off inside a repetition (`model.decode.cut_values.runaway`) is not retried but trimmed to
         where the repetition began (plus two periods), and a cut text is closed with its open repr
         (`close_text(..., close_values=True)`). Forward actions keep the plain closers: closing their
@@ -678,7 +678,9 @@ class NeuralDebugger:
                 spending.spend(len(gen.token_ids) + (gen.stop_token is not None))
             text = self.tokenizer.decode(gen.token_ids, skip_special_tokens=False)
             if gen.finish_reason == "deadline" or (spending is not None and gen.finish_reason == "length" and spending.exhausted()):
-                failure, cut = "the prediction was cut after its step budget", (text, gen)
+                # a text the budget cut inside a repetition is trimmed where the repetition began: closing it scans
+                # back over every character, which cost a second more than the budget on a 600-character runaway
+                failure, cut = "the prediction was cut after its step budget", (trim_runaway(text), gen)
                 if spending is not None:
                     spending.cut(f"a prediction cut after {len(gen.token_ids)} tokens")
                 break

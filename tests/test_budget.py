@@ -94,3 +94,47 @@ def test_a_dead_end_of_the_python_checks_is_backed_out_of(tiny_checkpoint: Path)
     gen = backend.generate(prompt, max_tokens=4, temperature=0.0, stop_ids=[stop],
                            constraint=_Only({"a", "a" + favourite}, way_out))
     assert gen.finish_reason == "stop" and gen.text in way_out
+
+
+def test_a_runaway_the_budget_cut_is_trimmed_before_it_is_closed(tiny_checkpoint: Path, monkeypatch) -> None:  # noqa: ANN001
+    from model import session as session_module
+    from model.backends.base import Generation
+    from tracegen.fast import record_program, replay
+
+    # the backend answers the recorded stops, then what a small model writes when it loses track of a value: the
+    # right stop, then one item repeated until its time runs out
+    states = replay(record_program(PROGRAM), [Action(kind=ActionKind.STEP_INTO)] * 6, [])
+    texts = [lang.render_state(after, before) for before, after in zip(states, states[1:])]
+    last = next(i for i, text in enumerate(texts) if '":"' in text)
+    value = texts[last].index('":"') + 3
+    runaway = texts[last][:value] + "[" + "1, " * 300
+    answers = texts[:last] + [runaway]
+    session = make(tiny_checkpoint, budget=StepBudget(seconds=60, tokens=None))
+    tok = session.tokenizer
+    stop = tok.convert_tokens_to_ids(lang.STOP_TOKEN)
+
+    def scripted(*args, **kwargs) -> Generation:  # noqa: ANN002, ANN003
+        text = answers.pop(0)
+        ids = tok.encode(text, add_special_tokens=False)
+        if text == runaway:
+            return Generation(token_ids=ids, text=text, finish_reason="deadline")
+        return Generation(token_ids=ids, text=text, finish_reason="stop", stop_token=stop)
+
+    session.backend.generate = scripted  # type: ignore[method-assign]
+    closed_inputs: list[int] = []
+    close = session_module.close_text
+
+    def recorded(text, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
+        closed_inputs.append(len(text))
+        return close(text, *args, **kwargs)
+
+    monkeypatch.setattr(session_module, "close_text", recorded)
+    session.start()
+    for _ in range(last):
+        session.step(Action(kind=ActionKind.STEP_INTO))
+    assert not closed_inputs and session.state.frames[-1].line == states[last].frames[-1].line
+    session.step(Action(kind=ActionKind.STEP_INTO))
+    # closed from where the repetition began (plus two periods), not scanned back over 900 characters
+    assert closed_inputs and max(closed_inputs) < value + 20
+    assert session.note is not None and "cut there and closed" in session.note
+    assert session.state.frames[-1].line == states[last + 1].frames[-1].line
