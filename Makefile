@@ -19,14 +19,18 @@ $(STAMP): pyproject.toml
 # `make test-all`: every test, every property at its full count of examples. `make test-slow-ci`: what CI adds to
 # `make test` (the slow tests but the two live parity runs against debugpy, which take the longest; docs/testing.md).
 LIVE_PARITY := tests/test_parity.py::test_live_parity_whole_corpus tests/test_parity_projects.py::test_live_parity_projects
+# TEST_WORKERS: pytest-xdist processes (`auto`: one per core); `--dist loadscope` keeps a module's tests (and its
+# module-scoped fixtures) on one worker. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= auto
+XDIST = -n $(TEST_WORKERS) --dist loadscope
 test: setup js-deps
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
 
 test-all: setup js-deps
-	HYPOTHESIS_PROFILE=all $(BIN)/python -m pytest -m ''
+	HYPOTHESIS_PROFILE=all $(BIN)/python -m pytest $(XDIST) -m ''
 
 test-slow-ci: setup js-deps
-	HYPOTHESIS_PROFILE=all $(BIN)/python -m pytest -m slow $(addprefix --deselect ,$(LIVE_PARITY))
+	HYPOTHESIS_PROFILE=all $(BIN)/python -m pytest $(XDIST) -m slow $(addprefix --deselect ,$(LIVE_PARITY))
 
 demo: setup
 	$(BIN)/neural-debugger demo

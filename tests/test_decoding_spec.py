@@ -186,6 +186,7 @@ def _cases() -> list[tuple[State, Action, State]]:
 
 
 @pytest.mark.slow  # 8 answers decoded twice, the stand-in without a KV cache: 178 s on the busy 2-core machine
+@pytest.mark.timeout(900)
 def test_transformers_and_vllm_server_give_the_same_answer_and_score(tiny_checkpoint: Path, stand_in: ModelStandIn) -> None:
     """Same spec, same prompt: the same token ids, text, finish and log-probs wherever the regex-greedy answer passes the
     spec's unfolded checks; where it does not, the answers part where vLLM's (regex only) breaks a check, which the

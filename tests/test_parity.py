@@ -194,6 +194,7 @@ def test_cli_step_over_around_an_async_generator(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # debugpy runs a few stops/s: 271 s beside a training run, near the suite's 300 s limit
 def test_live_parity_whole_corpus() -> None:
     """The whole corpus, recorded live by debugpy, against the fast recorder (slow: debugpy runs a few stops/s)."""
     programs = corpus()
