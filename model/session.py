@@ -641,8 +641,8 @@ class NeuralDebugger:
         A greedy (or configured) attempt first; if its text does not parse, or runs out of tokens,
         one more with twice the tokens and some sampling (`retry_temperature`; None keeps the
         session's temperature, e.g. greedy for evaluation); a text still cut off is closed
-        (`close_text`) and noted; a text the step budget cut is first trimmed where a repetition began. For an inverse action (an earlier stop: some answer beats none) a
-        text cut off inside a repetition (`model.decode.cut_values.runaway`) is not retried but trimmed to
+        (`close_text`) and noted; a text the step budget cut is first trimmed where a repetition began. For an
+        inverse action (an earlier stop: some answer beats none) a text cut off inside a repetition (`model.decode.cut_values.runaway`) is not retried but trimmed to
         where the repetition began (plus two periods), and a cut text is closed with its open repr
         (`close_text(..., close_values=True)`). Forward actions keep the plain closers: closing their
         runaways too cost held-out location and CruxEval-O (docs/model-notes.md, session 10). With

@@ -236,7 +236,6 @@ class DebugpySession:
             raise DebugpyError("the program has ended; no more steps")
         if action.kind.inverse:
             raise DebugpyError(f"debugpy cannot run backwards: {action}")
-        client = self._require_client()
         try:
             if action.kind is ActionKind.BREAKPOINT:
                 if action.line is None:
