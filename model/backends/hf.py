@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from model.backends.base import BackendError, Constraint, Generation
+from model.backends.compact_llama import CompactLlama
 from model.backends.draws import DrawCounter
 from model.backends.whole_numbers import NumberChoice, best_number
 from model.prompt.value_chars import keeps_value_chars, value_chars_enabled
@@ -121,6 +122,8 @@ class HFBackend:
     after; one thread decodes a small model fastest, and is far faster on a busy machine); None
     leaves torch's setting alone. whole_numbers: in greedy constrained decoding, choose each line
     number as a whole, by its total probability (`whole_numbers.best_number`), not digit by digit.
+    compact: on the CPU, run a plain Llama checkpoint through `compact_llama.CompactLlama` (the same function
+    without transformers' per-call overhead); False, or a checkpoint it does not support, runs transformers' model.
     """
 
     def __init__(
@@ -134,6 +137,7 @@ class HFBackend:
         threads: int | None = 1,
         whole_numbers: bool = True,
         seed_per_draw: bool = True,
+        compact: bool = True,
     ) -> None:
         folder = Path(folder)
         if not (folder / "config.json").is_file():
@@ -158,10 +162,10 @@ class HFBackend:
         # a value-chars model (model.prompt.value_chars): under a constraint, string contents are generated one character per token
         self.value_chars = value_chars_enabled(self.tokenizer)
         self.threads = threads if device == "cpu" else None
-        self._cache: Any = None
         self._cached_ids: list[int] = []
-        params = inspect.signature(self.model.forward).parameters
-        self._cache_kwarg = "cache" if "cache" in params else "past_key_values"  # transformers >= 5.2x renamed it
+        use_compact = compact and device == "cpu" and CompactLlama.unsupported(self.model.config) is None
+        self._runner: CompactLlama | TransformersRunner = (
+            CompactLlama(self.model, self.max_model_len) if use_compact else TransformersRunner(self.model, self._cache_class))
 
     def _load(self, folder: Path, device: str, dtype: str | None) -> Any:
         """Import torch and transformers, load the tokenizer and model (sets device); returns torch."""
@@ -310,7 +314,8 @@ class HFBackend:
 
     def reset_cache(self) -> None:
         """Forget the KV cache (the next request prefills its whole prompt)."""
-        self._cache, self._cached_ids = None, []
+        self._runner.reset()
+        self._cached_ids = []
 
     def close(self) -> None:
         self.reset_cache()
@@ -329,12 +334,10 @@ class HFBackend:
     def _prefill(self, prompt_ids: list[int]) -> tuple[Any, int]:
         """Bring the cache to `prompt_ids` (reusing the common prefix); returns next-token logits and prefilled count."""
         keep = min(common_prefix(self._cached_ids, prompt_ids), len(prompt_ids) - 1)
-        if self._cache is None or keep == 0:
-            self._cache, self._cached_ids = self._cache_class(config=self.model.config), []
-            keep = 0
-        elif keep < len(self._cached_ids):
-            self._cache.crop(keep - len(self._cached_ids))  # negative: tokens to drop (works across versions)
-            self._cached_ids = self._cached_ids[:keep]
+        if keep == 0:
+            self.reset_cache()
+        else:
+            self._rewind(keep)
         new = prompt_ids[keep:]
         return self._forward(new), len(new)
 
@@ -348,15 +351,9 @@ class HFBackend:
 
     def _run(self, ids: list[int], keep: int) -> Any:
         """One model call on the cache, which then holds `ids` too; the last `keep` rows of logits (0: all)."""
-        tensor = self._torch.tensor([ids], dtype=self._torch.long, device=self.device)
-        out = self.model(input_ids=tensor, **{self._cache_kwarg: self._cache}, use_cache=True, logits_to_keep=keep)
-        returned = getattr(out, "cache", None)
-        if returned is None:
-            returned = getattr(out, "past_key_values", None)
-        if returned is not None:
-            self._cache = returned
+        logits = self._runner.run(ids, keep)
         self._cached_ids.extend(ids)
-        return out.logits[0]
+        return logits
 
     def _best_number(self, logits: Any, constraint: Constraint, data: bytes, budget: int) -> NumberChoice | None:
         """The most probable whole number after `data` (see `whole_numbers.best_number`); the cache is left at `data`."""
@@ -387,9 +384,8 @@ class HFBackend:
 
     def _rewind(self, length: int) -> None:
         """Drop cached positions beyond `length`."""
-        extra = len(self._cached_ids) - length
-        if extra > 0:
-            self._cache.crop(-extra)
+        if len(self._cached_ids) > length:
+            self._runner.crop(length)
             self._cached_ids = self._cached_ids[:length]
 
     def _choose(self, logits: Any, temperature: float, stops: set[int], constraint: Constraint | None, data: bytes,
@@ -445,3 +441,37 @@ class HFBackend:
         if not constraint.allows(text + "\ufffd" if tail else text):
             return False
         return not self.value_chars or _keeps_value_chars(data, text, tail)
+
+
+class TransformersRunner:
+    """transformers' model on a `DynamicCache`, behind the interface `CompactLlama` has (run / crop / reset)."""
+
+    def __init__(self, model: Any, cache_class: Any) -> None:
+        import torch
+
+        self._torch, self.model, self._cache_class = torch, model, cache_class
+        self._cache: Any = None
+        self.length = 0
+        params = inspect.signature(model.forward).parameters
+        self._cache_kwarg = "cache" if "cache" in params else "past_key_values"  # transformers >= 5.2x renamed it
+
+    def reset(self) -> None:
+        self._cache, self.length = None, 0
+
+    def crop(self, length: int) -> None:
+        if self._cache is not None and length < self.length:
+            self._cache.crop(length - self.length)  # negative: tokens to drop (works across versions)
+            self.length = length
+
+    def run(self, ids: list[int], keep: int = 1) -> Any:
+        if self._cache is None:
+            self._cache = self._cache_class(config=self.model.config)
+        tensor = self._torch.tensor([ids], dtype=self._torch.long, device=self.model.device)
+        out = self.model(input_ids=tensor, **{self._cache_kwarg: self._cache}, use_cache=True, logits_to_keep=keep)
+        returned = getattr(out, "cache", None)
+        if returned is None:
+            returned = getattr(out, "past_key_values", None)
+        if returned is not None:
+            self._cache = returned
+        self.length += len(ids)
+        return out.logits[0]
