@@ -96,7 +96,7 @@ def percentile(values: list[float], q: float) -> float:
 # ------------------------------------------------------------------------------------------------ neural over DAP
 
 
-def neural_run(script: Script, checkpoint: Path | None, timeout: float, step_seconds: float | None = None) -> Run:
+def neural_run(script: Script, checkpoint: Path | None, timeout: float, launch_extra: dict | None = None) -> Run:
     from tests.dap_client import DapTestClient
 
     run = Run()
@@ -106,8 +106,7 @@ def neural_run(script: Script, checkpoint: Path | None, timeout: float, step_sec
         launch = {"program": script.program, "stopOnEntry": True, "backend": "transformers"}
         if checkpoint is not None:
             launch["model"] = str(checkpoint)
-        if step_seconds is not None:
-            launch["stepSeconds"] = step_seconds
+        launch.update(launch_extra or {})
         seq = client.send("launch", launch)
         client.wait_event("initialized", timeout=max(timeout, 120))
         client.ok("setBreakpoints", {"source": {"path": script.program}, "breakpoints": [{"line": n} for n in script.breakpoints]})
@@ -184,7 +183,7 @@ def debugpy_run(script: Script) -> Run:
 # ------------------------------------------------------------------------------------------------ profiles
 
 
-def profile_steps(scripts: list[Script], slow: list[StepTime], checkpoint: Path, out: Path) -> None:
+def profile_steps(scripts: list[Script], slow: list[StepTime], checkpoint: Path, out: Path, coarse_by_steps: bool = True) -> None:
     """Replay each slow step in-process (the same requests from the entry) and write its cProfile to `out`."""
     from model.budget import StepBudget
     from model.session import NeuralDebugger
@@ -193,8 +192,8 @@ def profile_steps(scripts: list[Script], slow: list[StepTime], checkpoint: Path,
     parts = []
     for item in slow:
         script = by_name[item.program]
-        # the adapter's defaults (launch_config: stepSeconds, stepTokens, coarseSteps "fine")
-        session = NeuralDebugger.from_checkpoint(checkpoint, path=script.program, budget=StepBudget(), coarse_by_steps=True)
+        # the adapter's default budget (launch_config: stepSeconds, stepTokens) and the run's coarseSteps
+        session = NeuralDebugger.from_checkpoint(checkpoint, path=script.program, budget=StepBudget(), coarse_by_steps=coarse_by_steps)
         session.start()
         session.set_breakpoints(script.breakpoints)
         for request in script.requests[: item.index]:
@@ -227,14 +226,14 @@ def _trim(report: str) -> str:
 
 
 def measure(programs: list[Path], actions: int, seed: int, checkpoint: Path | None, timeout: float,
-            step_seconds: float | None = None) -> dict:
+            launch_extra: dict | None = None) -> dict:
     rng = random.Random(seed)
     scripts = [random_script(p, rng, actions) for p in programs]
     neural, real = [], []
     errors = []
     for script in scripts:
         print(f"  {Path(script.program).name}: bp {script.breakpoints} {' '.join(script.requests)}", flush=True)
-        n, d = neural_run(script, checkpoint, timeout, step_seconds), debugpy_run(script)
+        n, d = neural_run(script, checkpoint, timeout, launch_extra), debugpy_run(script)
         errors += [f"{Path(script.program).name} ({side}): {r.error}" for side, r in (("neural", n), ("debugpy", d)) if r.error]
         neural.append(n)
         real.append(d)
@@ -276,14 +275,19 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds one step may take before the run gives up")
     parser.add_argument("--step-seconds", type=float, default=None,
                         help="the launch's stepSeconds (default: the adapter's budget); a large one measures where steps arrive, not how fast")
+    parser.add_argument("--coarse", choices=("fine", "model"), default="fine",
+                        help="the launch's coarseSteps: Continue / Step Out by fine steps (the adapter's default) or one model jump")
     parser.add_argument("--profile", type=int, default=0, help="profile the K slowest neural steps (in-process replay)")
     parser.add_argument("--profile-out", type=Path, default=ROOT / "bench" / "profiles" / "slowest.txt")
     parser.add_argument("--json", type=Path, default=None, help="write every timed step here")
     args = parser.parse_args()
     programs = sorted(args.programs.glob("*.py"))[: args.limit or None]
-    result = measure(programs, args.actions, args.seed, args.checkpoint, args.timeout, args.step_seconds)
+    launch_extra: dict = {"coarseSteps": args.coarse}
+    if args.step_seconds is not None:
+        launch_extra["stepSeconds"] = args.step_seconds
+    result = measure(programs, args.actions, args.seed, args.checkpoint, args.timeout, launch_extra)
     info = summary(result)
-    print(f"{len(programs)} programs, {args.actions} requests each, seed {args.seed}")
+    print(f"{len(programs)} programs, {args.actions} requests each, seed {args.seed}, coarseSteps {args.coarse}")
     for side in ("neural", "debugpy"):
         s = info[side]
         print(f"{side:8s} steps={s['steps']:4d}  p50={s['p50']:7.0f} ms  p90={s['p90']:7.0f} ms  max={s['max']:7.0f} ms")
@@ -301,7 +305,8 @@ def main() -> int:
                                          "neural": [[asdict(s) for s in r.steps] for r in result["neural"]],
                                          "debugpy": [[asdict(s) for s in r.steps] for r in result["debugpy"]]}, indent=1))
     if args.profile:
-        profile_steps(result["scripts"], slow[: args.profile], args.checkpoint or DEFAULT_CHECKPOINT, args.profile_out)
+        profile_steps(result["scripts"], slow[: args.profile], args.checkpoint or DEFAULT_CHECKPOINT, args.profile_out,
+                      coarse_by_steps=args.coarse == "fine")
         print("profiles written to", args.profile_out)
     return 0
 
