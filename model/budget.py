@@ -47,6 +47,11 @@ class Spending:
         left = self.tokens_left()
         return (deadline is not None and time.monotonic() >= deadline) or left == 0
 
+    def fits(self, seconds: float) -> bool:
+        """Whether `seconds` more of work still end before the deadline (and a token is left to decode)."""
+        deadline = self.deadline
+        return not self.exhausted() and (deadline is None or time.monotonic() + seconds <= deadline)
+
     def limit(self, max_tokens: int) -> int:
         """`max_tokens` within the tokens left."""
         left = self.tokens_left()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -361,10 +362,12 @@ class NeuralDebugger:
         caller (a shorter stack). Each fine step is the one `model.static.reach.fine_step` picks from the source: Step
         Over where the line's calls cannot reach a breakpoint, Step Into (narrowed to entering the call where the line
         certainly calls) where they can. Each fine stop joins the history (Step Back undoes one). When the budget runs
-        out first, the last fine stop is shown and its remark says so."""
+        out first, or what is left of it would not hold one more fine step as long as the mean one so far (a fine step
+        the budget cuts is dropped anyway), the last fine stop is shown and its remark says so."""
         start_depth = len(self._records[-1].state.frames)
         targets = set(self._breakpoints) | ({action.line} if action.kind is ActionKind.BREAKPOINT and action.line else set())
         name = {ActionKind.CONTINUE: "Continue", ActionKind.STEP_RETURN: "Step Out"}.get(action.kind, "the run to a breakpoint")
+        started = time.monotonic()
         for count in range(1, MAX_FINE_STEPS + 1):
             previous = self._records[-1].state
             fine = FineStep.plain() if self._file_breakpoints else fine_step(self.program, previous, targets,
@@ -395,7 +398,7 @@ class NeuralDebugger:
                 break
             if action.kind is ActionKind.STEP_RETURN and len(state.frames) < start_depth:
                 break
-            if self._spending is not None and self._spending.exhausted():
+            if self._spending is not None and not self._spending.fits((time.monotonic() - started) / count):
                 self._spending.cut(f"{name} ran {count} fine step(s) and did not arrive; this is the last one (go on to continue)")
                 break
         else:

@@ -138,3 +138,47 @@ def test_a_runaway_the_budget_cut_is_trimmed_before_it_is_closed(tiny_checkpoint
     assert closed_inputs and max(closed_inputs) < value + 20
     assert session.note is not None and "cut there and closed" in session.note
     assert session.state.frames[-1].line == states[last + 1].frames[-1].line
+
+
+def test_spending_fits_says_whether_more_work_ends_before_the_deadline() -> None:
+    import time
+
+    spending = StepBudget(seconds=10, tokens=None).start()
+    spending.started = time.monotonic() - 9  # one second left
+    assert spending.fits(0.5) and not spending.fits(2)
+    assert StepBudget(seconds=None, tokens=None).start().fits(1e9)
+    spent = StepBudget(seconds=None, tokens=5).start()
+    spent.spend(5)
+    assert not spent.fits(0)
+
+
+def test_continue_by_fine_steps_stops_before_a_fine_step_that_would_not_fit(tiny_checkpoint: Path) -> None:
+    """A fine step the budget cuts is dropped, so a Continue does not start one when what is left of the budget is
+    shorter than its fine steps so far: it shows the last whole stop within the budget, not after it."""
+    import time
+
+    from model.backends.base import Generation
+    from tracegen.fast import record_program, replay
+
+    states = replay(record_program(PROGRAM), [Action(kind=ActionKind.STEP_OVER)] * 3, [])
+    assert [s.frames[-1].line for s in states] == [1, 5, 6, 7]
+    answers = [lang.render_state(after, before) for before, after in zip(states, states[1:])]
+    session = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, "prog.py", breakpoints=[7],
+                                             budget=StepBudget(seconds=1.2, tokens=None), coarse_by_steps=True)
+    tok = session.tokenizer
+    stop = tok.convert_tokens_to_ids(lang.STOP_TOKEN)
+
+    def slow(*args, **kwargs) -> Generation:  # noqa: ANN002, ANN003 - a fine step of 0.4 s, whatever the deadline
+        time.sleep(0.4)
+        text = answers.pop(0)
+        return Generation(token_ids=tok.encode(text, add_special_tokens=False), text=text, finish_reason="stop", stop_token=stop)
+
+    session.backend.generate = slow  # type: ignore[method-assign]
+    session.start()
+    started = time.monotonic()
+    state = session.step(Action(kind=ActionKind.CONTINUE))
+    elapsed = time.monotonic() - started
+    # two fine steps (0.8 s); a third would end past 1.2 s, so it is not started (unbudgeted, it would reach line 7)
+    assert [r.action.kind for r in session.history] == [ActionKind.STEP_OVER] * 2
+    assert state.frames[-1].line == 6 and elapsed < 1.2
+    assert session.remark is not None and "ran 2 fine step(s) and did not arrive" in session.remark
