@@ -47,6 +47,10 @@ class Spending:
         left = self.tokens_left()
         return (deadline is not None and time.monotonic() >= deadline) or left == 0
 
+    def elapsed(self) -> float:
+        """Seconds since the step began."""
+        return time.monotonic() - self.started
+
     def fits(self, seconds: float) -> bool:
         """Whether `seconds` more of work still end before the deadline (and a token is left to decode)."""
         deadline = self.deadline

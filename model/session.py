@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -367,7 +366,6 @@ class NeuralDebugger:
         start_depth = len(self._records[-1].state.frames)
         targets = set(self._breakpoints) | ({action.line} if action.kind is ActionKind.BREAKPOINT and action.line else set())
         name = {ActionKind.CONTINUE: "Continue", ActionKind.STEP_RETURN: "Step Out"}.get(action.kind, "the run to a breakpoint")
-        started = time.monotonic()
         for count in range(1, MAX_FINE_STEPS + 1):
             previous = self._records[-1].state
             fine = FineStep.plain() if self._file_breakpoints else fine_step(self.program, previous, targets,
@@ -398,7 +396,7 @@ class NeuralDebugger:
                 break
             if action.kind is ActionKind.STEP_RETURN and len(state.frames) < start_depth:
                 break
-            if self._spending is not None and not self._spending.fits((time.monotonic() - started) / count):
+            if self._spending is not None and not self._spending.fits(self._spending.elapsed() / count):
                 self._spending.cut(f"{name} ran {count} fine step(s) and did not arrive; this is the last one (go on to continue)")
                 break
         else:
