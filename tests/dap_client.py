@@ -89,8 +89,9 @@ class DapTestClient:
             if not data:
                 return
 
-    def send(self, command: str, arguments: Any = None) -> int:
-        self._seq += 1
+    def send(self, command: str, arguments: Any = None, *, seq: int | None = None) -> int:
+        """Send a request; `seq`: this one instead of the next of the client's own (which then goes on from it)."""
+        self._seq = self._seq + 1 if seq is None else seq
         message: Message = {"seq": self._seq, "type": "request", "command": command}
         if arguments is not None:
             message["arguments"] = arguments

@@ -33,6 +33,7 @@ from tests.dap_client import REPO, DapTestClient, TcpAdapter
 from tests.sample_programs import CHECK_RUN_DEFS
 
 RSS_GROWTH_LIMIT = 64 << 20  # bytes
+PROBE_SEQ = 7_340_033  # the probe's seq, far from the garbage's frames (seq 1-4, mutated; a request left there is answered too)
 ANSWER_TIMEOUT = 15.0  # seconds for one response
 FAST = {"raw": 60, "mutated": 80, "messages": 40, "sequences": 20, "stdio": 30}
 SLOW = {name: 10 * n for name, n in FAST.items()}
@@ -136,7 +137,7 @@ def probe_after_garbage(port: int, garbage: bytes) -> bool:
     raw = RawClient(port)
     try:
         raw.client.send_raw(garbage)
-        seq = raw.client.send("threads")
+        seq = raw.client.send("threads", seq=PROBE_SEQ)  # not 1: a request left in the garbage may carry seq 1 (answered as an error)
         raw.end_writes()
         assert wait_closed(raw.client, ANSWER_TIMEOUT), "the server kept a half-closed connection open"
         reply = raw.client.responses.get(seq)
