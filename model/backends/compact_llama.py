@@ -34,7 +34,7 @@ def _rope_theta(config: Any) -> float:
 
 @dataclass
 class _Layer:
-    """One decoder layer's weights (views of the model's parameters) and biases (None without)."""
+    """One decoder layer's weights (views of the model's parameters) and the biases it has, by weight name."""
 
     attn_norm: Any
     q: Any
