@@ -1,19 +1,17 @@
 """Constrained decoding: a predicted state must be well formed.
 
 `RegexConstraint` is the one mechanism: a regular expression over the generated text. The
-transformers backend checks prefixes incrementally (`allows`, a partial match with the `regex`
-package), vLLM receives the same pattern through ``structured_outputs``. The pattern for a state
-is built per step by `state_constraint` from the program (its lines, its function names) and the
+transformers backend checks prefixes incrementally (`allows`: `model.decode.regex_matcher`, llguidance's
+matcher over bytes, or the `regex` package's partial match), vLLM receives the same pattern through
+``structured_outputs``. The pattern for a state is built per step by `state_constraint` from the program (its lines, its function names) and the
 previous state (so the stack stays consistent).
 """
 from __future__ import annotations
 
 import string
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
-import regex as re_partial
-
+from model.decode.regex_matcher import regex_matcher
 from model.decode.repr_check import CheckedConstraint
 
 if TYPE_CHECKING:
@@ -24,23 +22,19 @@ if TYPE_CHECKING:
     from protocol.debugger import Action, State
 
 
-@lru_cache(maxsize=64)
-def _compile(pattern: str) -> "re_partial.Pattern[str]":
-    return re_partial.compile(pattern, re_partial.DOTALL)
-
-
 class RegexConstraint:
-    """Generated text must match `regex` in full; `allows` accepts every prefix of a match."""
+    """Generated text must match `regex` in full; `allows` accepts every prefix of a match
+    (`model.decode.regex_matcher`: llguidance's byte matcher, or the `regex` package's partial match)."""
 
     def __init__(self, regex: str) -> None:
         self.regex = regex
-        self._pattern = _compile(regex)
+        self._matcher = regex_matcher(regex)
 
     def allows(self, text: str) -> bool:
-        return self._pattern.fullmatch(text, partial=True) is not None
+        return self._matcher.allows(text)
 
     def complete(self, text: str) -> bool:
-        return self._pattern.fullmatch(text) is not None
+        return self._matcher.complete(text)
 
     def __repr__(self) -> str:
         return f"RegexConstraint({self.regex[:60]!r}{'...' if len(self.regex) > 60 else ''})"
