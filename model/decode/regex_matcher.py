@@ -137,18 +137,17 @@ class FallbackMatcher:
         return "llguidance" if isinstance(self._inner, ByteMatcher) else "regex"
 
     def allows(self, text: str) -> bool:
-        try:
-            return self._inner.allows(text)
-        except MatcherError:
-            self._inner = PartialRegex(self.pattern)
-            return self._inner.allows(text)
+        return self._ask("allows", text)
 
     def complete(self, text: str) -> bool:
+        return self._ask("complete", text)
+
+    def _ask(self, question: str, text: str) -> bool:
         try:
-            return self._inner.complete(text)
+            return getattr(self._inner, question)(text)
         except MatcherError:
             self._inner = PartialRegex(self.pattern)
-            return self._inner.complete(text)
+            return getattr(self._inner, question)(text)
 
 
 ENGINE_VARIABLE = "NEURAL_DEBUGGER_MATCHER"
