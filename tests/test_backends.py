@@ -159,3 +159,33 @@ def test_score_is_teacher_forced_generation(backend: HFBackend) -> None:
         backend.score(prompt, [backend.vocab_size + 5])
     with pytest.raises(BackendError):
         backend.score(prompt, [1] * backend.max_model_len)
+
+
+def test_the_vocabulary_scan_skips_only_tokens_the_constraint_refuses(backend: HFBackend) -> None:
+    """`_candidates` drops tokens whose first byte the regex cannot take next: the allowed tokens of a sampled step's
+    scan are the same as checking every token, at every prefix of a rendered state (and after a partial character)."""
+    import torch
+
+    from model.decode.spec import build_grammar
+    from model.prompt import language as lang
+    from protocol.debugger import Action, ActionKind, Frame, State, StopReason
+
+    program = "def add(a, b):\n    c = a + b\n    return c\n\nx = add(1, 2)\ny = [x, 'é' * 2]\n"
+    entry = State(reason=StopReason.ENTRY, frames=[Frame(name="<module>", line=5, source="x = add(1, 2)")])
+    inside = State(reason=StopReason.STEP, frames=[Frame(name="add", line=2, locals={"a": "1", "b": "'é'"}), *entry.frames])
+    grammar = build_grammar(program, entry, Action(kind=ActionKind.STEP_INTO))
+    assert grammar is not None and grammar.next_bytes("") is not None
+    probs = torch.ones(backend.vocab_size)
+    probs[backend._invalid] = 0.0
+    stops = {backend.tokenizer.convert_tokens_to_ids(lang.STATE_END)}
+    data = lang.render_state(inside, entry).encode()
+    skipped = 0
+    for cut in [*range(0, len(data) + 1, 3), data.index("é".encode()) + 1]:
+        every = [t for t in range(backend.vocab_size) if probs[t] > 0 and backend._valid(t, stops, grammar, data[:cut])]
+        candidates = backend._candidates(probs, stops, grammar, data[:cut])
+        assert [t for t in candidates if backend._valid(t, stops, grammar, data[:cut])] == every
+        skipped += backend.vocab_size - len(candidates)
+    assert skipped > backend.vocab_size * 10  # most prefixes rule out most first bytes
+    ended = RegexConstraint("ab")  # after "ab" no byte may come, but the stop token may
+    assert ended.next_bytes("ab") == frozenset()
+    assert [t for t in backend._candidates(probs, stops, ended, b"ab") if backend._valid(t, stops, ended, b"ab")] == sorted(stops)

@@ -137,3 +137,22 @@ def test_the_environment_chooses_the_engine(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv(ENGINE_VARIABLE, "pcre")
     with pytest.raises(ValueError, match=ENGINE_VARIABLE):
         regex_matcher("a")
+
+
+def test_next_bytes_are_the_ascii_characters_that_may_follow() -> None:
+    program = (ROOT / "examples" / "classes.py").read_text()
+    oracle = OracleDebugger(program)
+    try:
+        first = oracle.start()
+        second = oracle.step(Action(kind=ActionKind.STEP_INTO))
+    finally:
+        oracle.close()
+    grammar = build_grammar(program, first, Action(kind=ActionKind.STEP_INTO))
+    assert grammar is not None
+    pattern = grammar.regex.removesuffix(re.escape(lang.STATE_END))
+    fast, slow = FallbackMatcher(pattern), PartialRegex(pattern)
+    text = lang.render_state(second, first).removesuffix(lang.STATE_END)
+    for cut in range(0, len(text) + 1, 5):
+        ascii_next = {byte for byte in fast.next_bytes(text[:cut]) if byte < 128}
+        assert ascii_next == {byte for byte in range(128) if slow.allows(text[:cut] + chr(byte))}, text[:cut]
+    assert fast.next_bytes(text + "\x00") == frozenset() and slow.next_bytes(text) is None

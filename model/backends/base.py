@@ -24,7 +24,9 @@ class Constraint(Protocol):
 
     `allows(text)` says whether `text` can still be extended into a full match (a prefix check),
     `complete(text)` whether it is a full match (so a stop token may end it). `regex` is the same
-    language for vLLM's `structured_outputs` (no look-arounds, no back-references).
+    language for vLLM's `structured_outputs` (no look-arounds, no back-references). A constraint may also have
+    `next_bytes(text)`: the bytes that may come next (a superset of what `allows` accepts; None: not known), which
+    the transformers backend uses to skip tokens before checking them one by one.
     """
 
     regex: str

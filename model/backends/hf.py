@@ -155,6 +155,8 @@ class HFBackend:
         self.seed_per_draw = seed_per_draw
         self._table = token_bytes_table(self.tokenizer, self.vocab_size)
         self._invalid = torch.tensor([b is None for b in self._table], device=device)
+        # each token's first byte (256: none), for skipping tokens the regex cannot take next (`_candidates`)
+        self._first_byte = torch.tensor([b[0] if b else 256 for b in self._table])
         self._number_after = {i for i, b in enumerate(self._table) if b == NUMBER_AFTER}
         self._digit_ids = {chr(b[0]): i for i, b in enumerate(self._table) if b is not None and len(b) == 1 and b.isdigit()}
         self._continue_ids = [i for i, b in enumerate(self._table) if b and b[:1].isdigit()]
@@ -404,11 +406,30 @@ class HFBackend:
             if self._valid(token, stops, constraint, data):
                 return token
             probs[token] = 0.0
-        allowed = [t for t in range(self.vocab_size) if probs[t] > 0 and self._valid(t, stops, constraint, data)]
+        allowed = [t for t in self._candidates(probs, stops, constraint, data) if self._valid(t, stops, constraint, data)]
         if not allowed:
             return None
         sub = probs[allowed]
         return allowed[int(torch.multinomial(sub / sub.sum(), 1, generator=self._generator))]
+
+    def _candidates(self, probs: Any, stops: set[int], constraint: Constraint | None, data: bytes) -> list[int]:
+        """The ids with probability left, in id order, less those whose first byte is ASCII and not among the bytes the
+        constraint's regex lets come next (`next_bytes`; `_valid` refuses them too, so the answer is unchanged): a
+        scan of the vocabulary then checks a few dozen tokens one by one, not thousands."""
+        torch = self._torch
+        keep = probs > 0
+        split = split_utf8(data)
+        next_bytes = getattr(constraint, "next_bytes", None)
+        allowed = next_bytes(split[0]) if next_bytes is not None and split is not None and not split[1] else None
+        if allowed is not None:
+            by_first = torch.ones(257, dtype=torch.bool)  # a non-ASCII first byte: left to `_valid` (its U+FFFD stand-in)
+            by_first[:128] = False
+            by_first[256] = False
+            by_first[torch.tensor(sorted(b for b in allowed if b < 128), dtype=torch.long)] = True
+            passes = by_first[self._first_byte]
+            passes[torch.tensor(sorted(stops), dtype=torch.long)] = True
+            keep &= passes
+        return torch.nonzero(keep).flatten().tolist()
 
     def _first_valid(self, order: Any, logits: Any, stops: set[int], constraint: Constraint | None, data: bytes) -> int | None:
         for token in order.tolist():

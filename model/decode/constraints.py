@@ -36,6 +36,10 @@ class RegexConstraint:
     def complete(self, text: str) -> bool:
         return self._matcher.complete(text)
 
+    def next_bytes(self, text: str) -> frozenset[int] | None:
+        """The bytes the regex lets follow `text` (None: the matcher cannot say; see `model.backends.base.Constraint`)."""
+        return self._matcher.next_bytes(text)
+
     def __repr__(self) -> str:
         return f"RegexConstraint({self.regex[:60]!r}{'...' if len(self.regex) > 60 else ''})"
 

@@ -33,6 +33,9 @@ class TextMatcher(Protocol):
     def complete(self, text: str) -> bool:
         """Whether `text` is a match."""
 
+    def next_bytes(self, text: str) -> frozenset[int] | None:
+        """The bytes that may follow `text` in a prefix of a match (empty: none; None: this engine cannot say)."""
+
 
 class PartialRegex:
     """`TextMatcher` by the `regex` package: a full match, or a partial one for prefixes (DOTALL)."""
@@ -45,6 +48,9 @@ class PartialRegex:
 
     def complete(self, text: str) -> bool:
         return self._compiled.fullmatch(text) is not None
+
+    def next_bytes(self, text: str) -> frozenset[int] | None:
+        return None
 
 
 @lru_cache(maxsize=64)
@@ -97,7 +103,7 @@ class ByteMatcher:
         if self._matcher.is_error():
             raise MatcherError(self._matcher.get_error())
         self._consumed = b""
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def allows(self, text: str) -> bool:
         return self._advance(text.encode()) is not None
@@ -105,6 +111,13 @@ class ByteMatcher:
     def complete(self, text: str) -> bool:
         accepting = self._advance(text.encode())
         return bool(accepting)
+
+    def next_bytes(self, text: str) -> frozenset[int] | None:
+        with self._lock:
+            if self._advance(text.encode()) is None:
+                return frozenset()
+            mask = self._matcher.compute_bitmask()  # one bit per token, bytes then END_TOKEN
+        return frozenset(byte for byte in range(END_TOKEN) if mask[byte >> 3] >> (byte & 7) & 1)
 
     def _advance(self, data: bytes) -> bool | None:
         """Bring the matcher to `data`: None when `data` is no prefix of a match, else whether it is a match."""
@@ -142,7 +155,10 @@ class FallbackMatcher:
     def complete(self, text: str) -> bool:
         return self._ask("complete", text)
 
-    def _ask(self, question: str, text: str) -> bool:
+    def next_bytes(self, text: str) -> frozenset[int] | None:
+        return self._ask("next_bytes", text)
+
+    def _ask(self, question: str, text: str) -> Any:
         try:
             return getattr(self._inner, question)(text)
         except MatcherError:

@@ -65,6 +65,9 @@ class CheckedConstraint:
     def complete(self, text: str) -> bool:
         return self.inner.complete(text) and (not self.judged or values_problem(text) is None)
 
+    def next_bytes(self, text: str) -> frozenset[int] | None:
+        return self.inner.next_bytes(text)  # the check only narrows what the regex allows
+
     def __repr__(self) -> str:
         return f"CheckedConstraint({self.inner!r})"
 

@@ -68,6 +68,10 @@ class Grammar:
         """Whether `text` (no stop token) is a whole answer."""
         return self.constraint.complete(text)
 
+    def next_bytes(self, text: str) -> frozenset[int] | None:
+        """The bytes the regex lets follow `text` (None: not known): a superset of what `allows` accepts next."""
+        return self.constraint.next_bytes(text)
+
     def admits(self, text: str) -> bool:
         """Whether a finished answer (with or without the stop token's text) is one: what a backend that only
         enforces `regex` (vLLM) checks the unfolded rules by."""

@@ -97,5 +97,8 @@ class ChainCheckedConstraint:
     def complete(self, text: str) -> bool:
         return self.inner.complete(text) and chain_problem(self.program, text) is None
 
+    def next_bytes(self, text: str) -> frozenset[int] | None:
+        return self.inner.next_bytes(text)  # the chain check only narrows what the regex allows
+
     def __repr__(self) -> str:
         return f"ChainCheckedConstraint({self.inner!r})"
