@@ -170,22 +170,30 @@ def test_the_vocabulary_scan_skips_only_tokens_the_constraint_refuses(backend: H
     from model.prompt import language as lang
     from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 
-    program = "def add(a, b):\n    c = a + b\n    return c\n\nx = add(1, 2)\ny = [x, 'é' * 2]\n"
-    entry = State(reason=StopReason.ENTRY, frames=[Frame(name="<module>", line=5, source="x = add(1, 2)")])
-    inside = State(reason=StopReason.STEP, frames=[Frame(name="add", line=2, locals={"a": "1", "b": "'é'"}), *entry.frames])
-    grammar = build_grammar(program, entry, Action(kind=ActionKind.STEP_INTO))
+    program = "def f(s):\n    t = s.upper()\n    return t\n\nx = f('é')\n"
+    module = Frame(name="<module>", line=5, source="x = f('é')")
+    inside = State(reason=StopReason.STEP, frames=[Frame(name="f", line=2, locals={"s": "'é'"}), module])
+    after = State(reason=StopReason.STEP, frames=[Frame(name="f", line=3, locals={"s": "'é'", "t": "'É'"}), module])
+    grammar = build_grammar(program, inside, Action(kind=ActionKind.STEP_OVER))
     assert grammar is not None and grammar.next_bytes("") is not None
     probs = torch.ones(backend.vocab_size)
     probs[backend._invalid] = 0.0
     stops = {backend.tokenizer.convert_tokens_to_ids(lang.STATE_END)}
-    data = lang.render_state(inside, entry).encode()
+    data = lang.render_state(after, inside).encode()
+    non_ascii = {t for t, piece in enumerate(backend._table) if piece and piece[0] >= 128}
     skipped = 0
-    for cut in [*range(0, len(data) + 1, 3), data.index("é".encode()) + 1]:
+    opened = 0
+    for cut in range(len(data) + 1):  # every prefix: inside the string value 'É' (non-ASCII tokens allowed) and mid-character
         every = [t for t in range(backend.vocab_size) if probs[t] > 0 and backend._valid(t, stops, grammar, data[:cut])]
-        candidates = backend._candidates(probs, stops, grammar, data[:cut])
+        opened += bool(non_ascii & set(every))
+        candidates = backend._candidates(probs > 0, stops, grammar, data[:cut])
         assert [t for t in candidates if backend._valid(t, stops, grammar, data[:cut])] == every
+        logits = torch.randn(backend.vocab_size, generator=torch.Generator().manual_seed(cut))
+        order = torch.argsort(logits, descending=True)
+        best = next((t for t in order.tolist() if t in every), None)  # greedy: the most probable allowed token
+        assert backend._first_valid(order, logits, stops, grammar, data[:cut]) == best
         skipped += backend.vocab_size - len(candidates)
-    assert skipped > backend.vocab_size * 10  # most prefixes rule out most first bytes
+    assert skipped > backend.vocab_size * 10 and opened  # most prefixes rule out most first bytes; some allow non-ASCII ones
     ended = RegexConstraint("ab")  # after "ab" no byte may come, but the stop token may
     assert ended.next_bytes("ab") == frozenset()
-    assert [t for t in backend._candidates(probs, stops, ended, b"ab") if backend._valid(t, stops, ended, b"ab")] == sorted(stops)
+    assert [t for t in backend._candidates(probs > 0, stops, ended, b"ab") if backend._valid(t, stops, ended, b"ab")] == sorted(stops)

@@ -26,6 +26,7 @@ from model.backends.whole_numbers import NumberChoice, best_number
 from model.prompt.value_chars import keeps_value_chars, value_chars_enabled
 
 _REJECTIONS_BEFORE_SCAN = 16
+_CHECKS_BEFORE_FILTER = 4  # greedy: tokens checked in order before the rest are filtered by their first byte
 MAX_BACKTRACKS = 4  # choices a constrained generation may take back out of dead ends before it gives up
 
 # A line number follows this token; greedy decoding picks the whole number at once (whole_numbers.py).
@@ -406,18 +407,17 @@ class HFBackend:
             if self._valid(token, stops, constraint, data):
                 return token
             probs[token] = 0.0
-        allowed = [t for t in self._candidates(probs, stops, constraint, data) if self._valid(t, stops, constraint, data)]
+        allowed = [t for t in self._candidates(probs > 0, stops, constraint, data) if self._valid(t, stops, constraint, data)]
         if not allowed:
             return None
         sub = probs[allowed]
         return allowed[int(torch.multinomial(sub / sub.sum(), 1, generator=self._generator))]
 
-    def _candidates(self, probs: Any, stops: set[int], constraint: Constraint | None, data: bytes) -> list[int]:
-        """The ids with probability left, in id order, less those whose first byte is ASCII and not among the bytes the
-        constraint's regex lets come next (`next_bytes`; `_valid` refuses them too, so the answer is unchanged): a
+    def _candidates(self, keep: Any, stops: set[int], constraint: Constraint | None, data: bytes) -> list[int]:
+        """The ids `keep` (a boolean row) marks, in id order, less those whose first byte is ASCII and not among the bytes
+        the constraint's regex lets come next (`next_bytes`; `_valid` refuses them too, so the answer is unchanged): a
         scan of the vocabulary then checks a few dozen tokens one by one, not thousands."""
         torch = self._torch
-        keep = probs > 0
         split = split_utf8(data)
         next_bytes = getattr(constraint, "next_bytes", None)
         allowed = next_bytes(split[0]) if next_bytes is not None and split is not None and not split[1] else None
@@ -428,14 +428,20 @@ class HFBackend:
             by_first[torch.tensor(sorted(b for b in allowed if b < 128), dtype=torch.long)] = True
             passes = by_first[self._first_byte]
             passes[torch.tensor(sorted(stops), dtype=torch.long)] = True
-            keep &= passes
+            keep = keep & passes
         return torch.nonzero(keep).flatten().tolist()
 
     def _first_valid(self, order: Any, logits: Any, stops: set[int], constraint: Constraint | None, data: bytes) -> int | None:
-        for token in order.tolist():
+        """The most probable token the constraint allows: the first few in `order` checked one by one, the rest only
+        where `_candidates` keeps them (the same token, found without checking hundreds of refused ones)."""
+        ranked = order.tolist()
+        possible: set[int] | None = None
+        for rank, token in enumerate(ranked):
             if logits[token] == -math.inf:
                 return None
-            if self._valid(token, stops, constraint, data):
+            if rank == _CHECKS_BEFORE_FILTER and constraint is not None:
+                possible = set(self._candidates(logits > -math.inf, stops, constraint, data))
+            if (possible is None or token in possible) and self._valid(token, stops, constraint, data):
                 return token
         return None
 
