@@ -435,15 +435,13 @@ class HFBackend:
         """The most probable token the constraint allows: the first few in `order` checked one by one, the rest only
         where `_candidates` keeps them (the same token, found without checking hundreds of refused ones)."""
         ranked = order.tolist()
-        possible: set[int] | None = None
-        for rank, token in enumerate(ranked):
+        for token in ranked[:_CHECKS_BEFORE_FILTER]:
             if logits[token] == -math.inf:
                 return None
-            if rank == _CHECKS_BEFORE_FILTER and constraint is not None:
-                possible = set(self._candidates(logits > -math.inf, stops, constraint, data))
-            if (possible is None or token in possible) and self._valid(token, stops, constraint, data):
+            if self._valid(token, stops, constraint, data):
                 return token
-        return None
+        possible = set(self._candidates(logits > -math.inf, stops, constraint, data))  # no -inf token among them
+        return next((t for t in ranked[_CHECKS_BEFORE_FILTER:] if t in possible and self._valid(t, stops, constraint, data)), None)
 
     @staticmethod
     def _finished(constraint: Constraint, data: bytes) -> bool:
