@@ -16,7 +16,10 @@ scores, for refitting), reliability.png, and optionally the fitted ``calibration
 
 The fitting data may come from several sets (each question carries its `source`: synthetic dev
 programs, a dev slice of real code, ...): both halves of every source are pooled, and the summary
-reports the ECE of each source on its own (`by_source`). `check` applies given calibrations to the
+reports the ECE of each source on its own (`by_source`). Each question also carries its value kind
+(`model.decode.confidence.value_kind` of the stop before and the prediction, as a session computes it): besides
+the pooled maps, each kind with at least `MIN_KIND_ITEMS` items of a field in both halves gets maps of its own
+(`Calibration.by_kind`), kept only where they beat the pooled map on that kind's evaluation half. `check` applies given calibrations to the
 records of other sets (hand-written programs, held-out synthetic states): the before/after measure of a refit.
 """
 from __future__ import annotations
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from model.decode.confidence import (
-    FIELDS, Calibration, FieldFit, FieldMap, expected_calibration_error, fit_field, raw_scores, reliability,
+    FIELDS, Calibration, FieldFit, expected_calibration_error, fit_field, raw_scores, reliability, value_kind,
 )
 from model.prompt.value_chars import encode_text
 from protocol.debugger import State
@@ -45,11 +48,12 @@ class Scored:
     location: tuple[float, bool] | None  # None when the prediction was no state
     variables: list[tuple[str, float, bool, str]] = field(default_factory=list)  # (name, raw, correct, "written" | "kept")
     source: str = ""  # which set the question came from (a trajectories or records folder's name)
+    kind: str = ""  # the value kind (`value_kind`); "" in records written before kinds, which the pooled maps serve
 
     def to_json(self) -> dict[str, Any]:
         return {"trajectory": self.trajectory, "step": self.step, "action": self.action, "half": self.half,
                 "location": list(self.location) if self.location else None,
-                "variables": [list(v) for v in self.variables], "source": self.source}  # fmt: skip
+                "variables": [list(v) for v in self.variables], "source": self.source, "kind": self.kind}  # fmt: skip
 
 
 def read_records(path: Path) -> list[Scored]:
@@ -65,7 +69,7 @@ def read_records(path: Path) -> list[Scored]:
             scored.append(Scored(int(item["trajectory"]), int(item["step"]), str(item["action"]), int(item["half"]),
                                  (float(location[0]), bool(location[1])) if location else None,
                                  [(str(n), float(p), bool(ok), str(kind)) for n, p, ok, kind in item["variables"]],
-                                 str(item.get("source") or Path(path).parent.name)))  # fmt: skip
+                                 str(item.get("source") or Path(path).parent.name), str(item.get("kind") or "")))  # fmt: skip
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             raise ValueError(f"line {number}: {exc}") from None
     if not scored:
@@ -123,36 +127,64 @@ def collect(questions: list[Any], sessions: Any, *, progress: bool = True, sourc
         except SessionError as exc:
             outcome = f"error: {exc}"
         location, variables = score_prediction(sessions.tokenizer, outcome, State.model_validate_json(ex.target))
-        out.append(Scored(question.trajectory, question.step, ex.action, program_half(ex.program), location, variables, source))
+        kind = value_kind(previous, getattr(outcome, "state", None))
+        out.append(Scored(question.trajectory, question.step, ex.action, program_half(ex.program), location, variables, source, kind))
     bar.close()
     return out
 
 
+MIN_KIND_ITEMS = 150  # items of a field a value kind needs in each half for maps of its own
+
+
 def field_data(scored: list[Scored], name: str, half: int | None) -> tuple[list[float], list[bool]]:
     """(raw confidences, correct) of one field over the questions of one half (None: both)."""
+    confs, oks, _ = _items(scored, name, half)
+    return confs, oks
+
+
+def _items(scored: list[Scored], name: str, half: int | None) -> tuple[list[float], list[bool], list[str]]:
+    """`field_data` and each item's value kind."""
     confs: list[float] = []
     oks: list[bool] = []
+    kinds: list[str] = []
     for item in scored:
         if half is not None and item.half != half:
             continue
         if name == "location":
-            if item.location is not None:
-                confs.append(item.location[0])
-                oks.append(item.location[1])
-            else:
-                confs.append(0.0)
-                oks.append(False)
+            raw, ok = item.location if item.location is not None else (0.0, False)
+            confs.append(raw)
+            oks.append(ok)
+            kinds.append(item.kind)
         else:
             for _, raw, ok, _ in item.variables:
                 confs.append(raw)
                 oks.append(ok)
-    return confs, oks
+                kinds.append(item.kind)
+    return confs, oks, kinds
+
+
+def calibrated(scored: list[Scored], name: str, half: int | None, calibration: Calibration) -> tuple[list[float], list[bool]]:
+    """(calibrated confidences, correct) of one field: each item mapped by its value kind's map."""
+    confs, oks, kinds = _items(scored, name, half)
+    return [calibration.field(name, kind)(p) for p, kind in zip(confs, kinds)], oks
 
 
 def fit(scored: list[Scored]) -> tuple[Calibration, dict[str, FieldFit]]:
-    """Per field: fit on half 0, choose and report on half 1."""
+    """Per field: fit on half 0, choose and report on half 1; then per value kind with enough items, its own fit, kept
+    where it beats the pooled map on the kind's half 1 (`Calibration.by_kind`; the fits' keys "field/kind")."""
     fits = {name: fit_field(field_data(scored, name, 0), field_data(scored, name, 1)) for name in FIELDS}
     calibration = Calibration(fields={name: f.chosen for name, f in fits.items()})
+    for kind in sorted({s.kind for s in scored} - {""}):
+        mine = [s for s in scored if s.kind == kind]
+        for name in FIELDS:
+            fitting, held = field_data(mine, name, 0), field_data(mine, name, 1)
+            if min(len(fitting[0]), len(held[0])) < MIN_KIND_ITEMS:
+                continue
+            own = fit_field(fitting, held)
+            pooled = expected_calibration_error([calibration.fields[name](p) for p in held[0]], held[1])
+            if own.ece[own.name] < pooled:
+                calibration.by_kind.setdefault(kind, {})[name] = own.chosen
+                fits[f"{name}/{kind}"] = own
     return calibration, fits
 
 
@@ -160,23 +192,25 @@ def summarize(scored: list[Scored], calibration: Calibration, fits: dict[str, Fi
     """summary.json: per field, raw and calibrated ECE on the evaluation half, accuracy, counts, the chosen method."""
     fields: dict[str, Any] = {}
     for name in FIELDS:
-        mapping = calibration.fields[name]
         confs, oks = field_data(scored, name, 1)
-        calibrated = [mapping(p) for p in confs]
+        mapped, _ = calibrated(scored, name, 1, calibration)
         fields[name] = {
             "method": fits[name].name,
             "ece_raw": round(expected_calibration_error(confs, oks), 4),
-            "ece_calibrated": round(expected_calibration_error(calibrated, oks), 4),
+            "ece_calibrated": round(expected_calibration_error(mapped, oks), 4),
             "ece_by_method": {k: round(v, 4) for k, v in fits[name].ece.items()},
             "accuracy": round(sum(oks) / len(oks), 4) if oks else None,
             "mean_raw": round(sum(confs) / len(confs), 4) if confs else None,
-            "mean_calibrated": round(sum(calibrated) / len(calibrated), 4) if calibrated else None,
+            "mean_calibrated": round(sum(mapped) / len(mapped), 4) if mapped else None,
             "n_fit": fits[name].n_fit, "n_eval": fits[name].n_eval,
-            "reliability_raw": reliability(confs, oks), "reliability_calibrated": reliability(calibrated, oks),
+            "reliability_raw": reliability(confs, oks), "reliability_calibrated": reliability(mapped, oks),
         }  # fmt: skip
     sources = sorted({s.source for s in scored})
     by_source = {source: check([s for s in scored if s.source == source], calibration, half=1) for source in sources} if len(sources) > 1 else {}
-    return {"fields": fields, "questions": len(scored), "by_source": by_source,
+    kinds = sorted({s.kind for s in scored} - {""})
+    by_kind = {kind: check([s for s in scored if s.kind == kind], calibration, half=1) for kind in kinds}
+    own_maps = {key: fit.name for key, fit in fits.items() if "/" in key}
+    return {"fields": fields, "questions": len(scored), "by_source": by_source, "by_kind": by_kind, "kind_maps": own_maps,
             "unparsed": sum(1 for s in scored if s.location is None), **settings}  # fmt: skip
 
 
@@ -185,10 +219,10 @@ def check(scored: list[Scored], calibration: Calibration, half: int | None = Non
     out: dict[str, dict[str, Any]] = {}
     for name in FIELDS:
         confs, oks = field_data(scored, name, half)
-        mapping = calibration.fields.get(name, FieldMap())
+        mapped, _ = calibrated(scored, name, half, calibration)
         out[name] = {"n": len(confs), "accuracy": round(sum(oks) / len(oks), 4) if oks else None,
                      "ece_raw": round(expected_calibration_error(confs, oks), 4) if confs else None,
-                     "ece_calibrated": round(expected_calibration_error([mapping(p) for p in confs], oks), 4) if confs else None}  # fmt: skip
+                     "ece_calibrated": round(expected_calibration_error(mapped, oks), 4) if confs else None}  # fmt: skip
     return out
 
 

@@ -552,7 +552,7 @@ def calibration(
                             seed=seed, max_state_tokens=max_state_tokens, seconds=round(elapsed, 1))  # fmt: skip
     fitted.report = {"trajectories": sets, "limit": limit, "seed": seed, "questions": len(scored),
                      **{name: {k: summary["fields"][name][k] for k in ("method", "ece_raw", "ece_calibrated", "n_fit", "n_eval")}
-                        for name in summary["fields"]}}  # fmt: skip
+                        for name in summary["fields"]}, "kind_maps": summary["kind_maps"], "by_kind": summary["by_kind"]}  # fmt: skip
     write_results(out, summary, [s.to_json() for s in scored], "records.jsonl")
     fitted.save(out)
     cal.plot(summary, out / "reliability.png")
@@ -561,7 +561,7 @@ def calibration(
         wrote = f"; wrote {fitted.save(folder)}"
     parts = ", ".join(f"{name} ECE {f['ece_raw']:.3f} -> {f['ece_calibrated']:.3f} ({f['method']}, n={f['n_eval']})"
                       for name, f in summary["fields"].items())  # fmt: skip
-    for source, fields in summary["by_source"].items():
+    for source, fields in [*summary["by_source"].items(), *((f"kind {k}", v) for k, v in summary["by_kind"].items())]:
         typer.echo(f"{source}: " + ", ".join(f"{name} ECE {f['ece_raw']:.3f} -> {f['ece_calibrated']:.3f} (n={f['n']})" for name, f in fields.items()
                                              if f["n"]))  # fmt: skip
     typer.echo(f"{parts} over {len(scored)} states in {elapsed:.0f} s; wrote {out}/summary.json, {out}/calibration.json and {out}/reliability.png{wrote}")
