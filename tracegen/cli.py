@@ -152,6 +152,25 @@ def synth(
     typer.echo(json.dumps(summary))
 
 
+@app.command("eval-trajectories")
+def eval_trajectories(
+    programs: Path = typer.Option(..., "--programs", help="A folder of an evaluation set's .py programs (e.g. tracegen/everyday)."),
+    out: Path = typer.Option(..., "--out", help="Output folder: shard-00000.jsonl and a manifest marked evaluation-only."),
+    per_program: int = typer.Option(4, "--per-program", min=1, help="Trajectories sampled from each program."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the sampling (per program)."),
+    max_steps: int = typer.Option(64, "--max-steps", min=1, help="Most actions per trajectory."),
+) -> None:
+    """Trajectories of an evaluation set's programs, for evaluations that read trajectories (never training data)."""
+    from tracegen.eval_trajectories import write_eval_trajectories
+
+    try:
+        result = write_eval_trajectories(programs, out, per_program=per_program, seed=seed, max_steps=max_steps)
+    except (ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {result.trajectories} trajectories of {result.programs} programs to {out} "
+               f"(skipped {len(result.skipped)}: {', '.join(f'{k}: {v}' for k, v in sorted(result.skipped.items())) or 'none'})")
+
+
 @app.command()
 def packages(
     out: Path = typer.Option(Path("data/pkgs"), "--out", help="Folder to install into (site/ and manifest.json); never committed."),

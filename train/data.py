@@ -53,6 +53,18 @@ def shard_paths(source: Path) -> list[Path]:
     return paths
 
 
+def refuse_evaluation_only(paths: list[Path]) -> None:
+    """ValueError when a shard's folder holds an evaluation set's trajectories (`tracegen.eval_trajectories`: its
+    manifest says ``evaluation_only``): those never become training data."""
+    for folder in sorted({path.resolve().parent for path in paths}):
+        try:
+            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(manifest, dict) and manifest.get("evaluation_only"):
+            raise ValueError(f"{folder} holds an evaluation set's trajectories (manifest.json: evaluation_only); they are never training data")
+
+
 def _open_text(path: Path):  # noqa: ANN202
     return gzip.open(path, "rt", encoding="utf-8") if path.name.endswith(".gz") else path.open(encoding="utf-8")
 
@@ -326,6 +338,7 @@ def pack(
     from train.modeling import load_hf_tokenizer, token_ids, tokenizer_hash
 
     paths = shard_paths(source)
+    refuse_evaluation_only(paths)
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
