@@ -58,15 +58,9 @@ def _walk_agrees(pattern: str, rng: random.Random, length: int) -> int:
     return checks
 
 
-@pytest.mark.parametrize("example", ["demo.py", "classes.py", "exceptions_caught.py"])
-def test_byte_matcher_agrees_with_regex_on_state_patterns(example: str) -> None:
-    rng = random.Random(example)
-    checks = sum(_walk_agrees(pattern, rng, 80) for pattern in _state_patterns(example, 4) for _ in range(6))
-    assert checks > 10_000
-
-
-def test_a_rendered_state_matches_and_its_prefixes_are_allowed() -> None:
-    program = (ROOT / "examples" / "demo.py").read_text()
+def _first_step(example: str) -> tuple[str, str]:
+    """(the regex of the grammar of a Step Into from the entry of an examples/ program, the rendered true stop)."""
+    program = (ROOT / "examples" / example).read_text()
     oracle = OracleDebugger(program)
     try:
         first = oracle.start()
@@ -75,8 +69,19 @@ def test_a_rendered_state_matches_and_its_prefixes_are_allowed() -> None:
         oracle.close()
     grammar = build_grammar(program, first, Action(kind=ActionKind.STEP_INTO))
     assert grammar is not None
-    text = lang.render_state(second, first)
-    matcher = ByteMatcher(grammar.regex)
+    return grammar.regex, lang.render_state(second, first)
+
+
+@pytest.mark.parametrize("example", ["demo.py", "classes.py", "exceptions_caught.py"])
+def test_byte_matcher_agrees_with_regex_on_state_patterns(example: str) -> None:
+    rng = random.Random(example)
+    checks = sum(_walk_agrees(pattern, rng, 80) for pattern in _state_patterns(example, 4) for _ in range(6))
+    assert checks > 10_000
+
+
+def test_a_rendered_state_matches_and_its_prefixes_are_allowed() -> None:
+    regex, text = _first_step("demo.py")
+    matcher = ByteMatcher(regex)
     assert matcher.complete(text)
     assert all(matcher.allows(text[:cut]) for cut in range(len(text), -1, -7))  # rolls back a long way, then forward
     assert matcher.complete(text) and not matcher.complete(text[:-1])
@@ -140,18 +145,10 @@ def test_the_environment_chooses_the_engine(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 def test_next_bytes_are_the_ascii_characters_that_may_follow() -> None:
-    program = (ROOT / "examples" / "classes.py").read_text()
-    oracle = OracleDebugger(program)
-    try:
-        first = oracle.start()
-        second = oracle.step(Action(kind=ActionKind.STEP_INTO))
-    finally:
-        oracle.close()
-    grammar = build_grammar(program, first, Action(kind=ActionKind.STEP_INTO))
-    assert grammar is not None
-    pattern = grammar.regex.removesuffix(re.escape(lang.STATE_END))
+    regex, rendered = _first_step("classes.py")
+    pattern = regex.removesuffix(re.escape(lang.STATE_END))
     fast, slow = FallbackMatcher(pattern), PartialRegex(pattern)
-    text = lang.render_state(second, first).removesuffix(lang.STATE_END)
+    text = rendered.removesuffix(lang.STATE_END)
     for cut in range(0, len(text) + 1, 5):
         ascii_next = {byte for byte in fast.next_bytes(text[:cut]) if byte < 128}
         assert ascii_next == {byte for byte in range(128) if slow.allows(text[:cut] + chr(byte))}, text[:cut]
