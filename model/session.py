@@ -24,7 +24,7 @@ from typing import Any
 from model.prompt import language as lang
 from model.backends.base import Backend, BackendError, Generation, Scorer
 from model.budget import Spending, StepBudget
-from model.decode.confidence import Calibration, RawScores, json_string_end, raw_scores, value_kind
+from model.decode.confidence import Calibration, RawScores, code_kind, json_string_end, raw_scores
 from model.decode.constraints import close_text
 from model.decode.cut_values import runaway, trim_runaway
 from model.decoding import Decoding, rules_for
@@ -61,7 +61,6 @@ class StateRecord:
     note: str | None = None
     backwards: bool = False  # predicted with an inverse action (before the start of the history)
     scores: RawScores | None = None  # raw confidences of the generation (computed on first use)
-    kind: str | None = None  # the value kind its confidences are calibrated for (`model.decode.confidence.value_kind`; on first use)
     remark: str | None = None  # what the user should know about how the stop was reached (a budget cut, fine steps)
 
 
@@ -503,7 +502,7 @@ class NeuralDebugger:
             return 0.0 if record.note else 1.0
         if record.note:
             return 0.0
-        return self.calibration.location(self._scores(record).location, self._kind(len(self._records) - 1))
+        return self.calibration.location(self._scores(record).location, code_kind(self.program))
 
     def variable_confidence(self, frame_index: int = 0) -> dict[str, float]:
         """Calibrated confidence (0..1) of each local of frame `frame_index` (0 = top) of the current state.
@@ -518,8 +517,7 @@ class NeuralDebugger:
         if not 0 <= frame_index < len(frames):
             return {}
         depth = len(frames) - 1 - frame_index
-        kind = self._kind(index)
-        return {name: self._calibrated_variable(index, depth, name, kind) for name in frames[frame_index].locals}
+        return {name: self._calibrated_variable(index, depth, name) for name in frames[frame_index].locals}
 
     def return_confidence(self) -> float:
         """Calibrated confidence of the current stop's pending return value (1 when given, or when there is none)."""
@@ -527,7 +525,7 @@ class NeuralDebugger:
         if record.generation is None:
             return 0.0 if record.note else 1.0
         raw = 0.0 if record.note else self._scores(record).return_value
-        return 1.0 if raw is None else self.calibration.variable(raw, self._kind(len(self._records) - 1))
+        return 1.0 if raw is None else self.calibration.variable(raw, code_kind(self.program))
 
     @property
     def predicted(self) -> bool:
@@ -601,7 +599,7 @@ class NeuralDebugger:
             found[value] = math.exp(key_logprob + sum(sample.logprobs[:used]))
         # P(alternative) = P(the shown value is wrong, calibrated) * the model's P(alternative | not the shown value)
         shown_raw = self._raw_variable(index, depth, name)
-        wrong = 1.0 - self.calibration.variable(shown_raw, self._kind(index))
+        wrong = 1.0 - self.calibration.variable(shown_raw, code_kind(self.program))
         ranked = sorted(found.items(), key=lambda kv: -kv[1])
         scored = [(value, wrong * raw / max(1e-12, 1.0 - shown_raw)) for value, raw in ranked]
         return [(value, min(1.0, p)) for value, p in scored if p >= floor][: max(0, count)]
@@ -960,21 +958,11 @@ class NeuralDebugger:
                 return product
             index -= 1
 
-    def _calibrated_variable(self, index: int, depth: int, name: str, kind: str) -> float:
+    def _calibrated_variable(self, index: int, depth: int, name: str) -> float:
         record = self._records[index]
         if (len(record.state.frames) - 1 - depth, name) in record.edited or record.generation is None and not record.note:
             return 1.0
-        return self.calibration.variable(self._raw_variable(index, depth, name), kind)
-
-    def _kind(self, index: int) -> str:
-        """The value kind of record `index` and the state it was predicted from (the one before it; after it for a
-        state predicted backwards), which picks its calibration maps."""
-        record = self._records[index]
-        if record.kind is None:
-            beside = index + 1 if record.backwards else index - 1
-            neighbour = self._records[beside].state if 0 <= beside < len(self._records) else None
-            record.kind = value_kind(record.state, neighbour)
-        return record.kind
+        return self.calibration.variable(self._raw_variable(index, depth, name), code_kind(self.program))
 
     def _prompt_for(self, index: int) -> list[int] | None:
         """The prompt (ids) that the current record answered, rebuilt from the history; None when it cannot be."""

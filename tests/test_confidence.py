@@ -20,7 +20,7 @@ from model.backends.base import Generation
 from model.backends.hf import HFBackend
 from model.decode.confidence import (
     CALIBRATION_FILE, Calibration, FieldMap, expected_calibration_error, fit_field, fit_isotonic, fit_temperature,
-    layout, raw_scores, token_ends, value_kind,
+    code_kind, layout, raw_scores, token_ends,
 )
 from model.session import NeuralDebugger, StateRecord
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
@@ -154,37 +154,37 @@ def test_calibration_file_round_trip_and_bad_files(tmp_path: Path) -> None:
     assert loaded.location(0.5) == pytest.approx(1 / (1 + math.exp(-0.5)))
 
 
-def test_value_kinds_and_maps_by_kind(tmp_path: Path) -> None:
-    plain = _state(6, values={"x": "[1, 2]", "s": "'a'", "d": "{'k': 3}", "n": "None", "b": "True"})
-    assert value_kind(plain) == value_kind(plain, None) == value_kind() == "plain"
-    for value in ("1.5", "[1.5, 2]", "{'k': 0.5}", "(1, 2)", "[{'a': 1}]", "<__main__.Item object at 0x7f00>", "Point(x=1, y=2)", "{1, 2}"):
-        assert value_kind(plain, _state(7, values={"v": value})) == "rich", value
-    returned = plain.model_copy(update={"return_value": ReturnValue(name="f", value="2.5")})
-    assert value_kind(returned) == "rich"
-    calibration = Calibration(fields={"location": _constant(0.4)}, by_kind={"rich": {"location": _constant(0.1)}})
-    assert calibration.location(0.9, "rich") == 0.1 and calibration.location(0.9, "plain") == 0.4 and calibration.location(0.9) == 0.4
-    assert calibration.variable(0.7, "rich") == 0.7  # no variable map for the kind, none pooled: identity
+def test_code_kinds_and_maps_by_kind(tmp_path: Path) -> None:
+    assert code_kind(PROGRAM) == "self-contained"
+    for program in ("import math\nx = math.pi\n", "def f():\n    from collections import Counter\n    return Counter()\n",
+                    "import os\ndef broken(:\n"):  # fmt: skip
+        assert code_kind(program) == "imports", program
+    assert code_kind("s = 'import os'\n") == "self-contained"  # a string is not an import
+    calibration = Calibration(fields={"location": _constant(0.4)}, by_kind={"imports": {"location": _constant(0.1)}})
+    assert calibration.location(0.9, "imports") == 0.1 and calibration.location(0.9, "self-contained") == 0.4
+    assert calibration.location(0.9) == 0.4 and calibration.variable(0.7, "imports") == 0.7  # no map for the field: identity
     calibration.save(tmp_path)
     assert Calibration.load(tmp_path) == calibration
     (tmp_path / CALIBRATION_FILE).write_text(json.dumps({"version": 1, "fields": {"location": _constant(0.3).model_dump()}}))
-    assert Calibration.load(tmp_path).location(0.9, "rich") == 0.3  # a file from before kinds: the pooled maps serve
+    assert Calibration.load(tmp_path).location(0.9, "imports") == 0.3  # a file from before kinds: the pooled maps serve
 
 
 def test_fit_gives_a_kind_its_own_maps_where_they_beat_the_pooled_ones() -> None:
-    """Plain questions calibrated as they are, rich ones far overconfident: the rich kind gets maps of its own, and its
-    ECE under them is lower than under the pooled map; records without a kind keep the pooled maps."""
+    """Self-contained programs' questions calibrated as they are, importing ones far overconfident: the importing kind
+    gets maps of its own, and its ECE under them is lower than under the pooled map; records without a kind keep the
+    pooled maps."""
     from train.eval.calibration import Scored, check, fit
 
     rng = random.Random(5)
     scored = []
     for i in range(1600):
-        kind = "rich" if i % 2 else "plain"
+        kind = "imports" if i % 2 else "self-contained"
         p = rng.uniform(0.2, 1.0)
-        truth = p - 0.4 if kind == "rich" else p
+        truth = p - 0.4 if kind == "imports" else p
         scored.append(Scored(i, 0, "step_into", (i // 2) % 2, (p, rng.random() < truth), [("x", p, rng.random() < truth, "written")], "s", kind))
     calibration, fits = fit(scored)
-    assert set(calibration.by_kind) >= {"rich"} and {"location/rich", "variable/rich"} <= set(fits)
-    rich = [s for s in scored if s.kind == "rich"]
+    assert set(calibration.by_kind) >= {"imports"} and {"location/imports", "variable/imports"} <= set(fits)
+    rich = [s for s in scored if s.kind == "imports"]
     pooled_only = Calibration(fields=calibration.fields)
     for name in ("location", "variable"):
         assert check(rich, calibration, half=1)[name]["ece_calibrated"] < check(rich, pooled_only, half=1)[name]["ece_calibrated"]
@@ -236,19 +236,17 @@ def test_session_confidences_chain_calibrate_and_edits_are_certain(tiny_checkpoi
     assert session.variable_confidence(0)["x"] == conf_x  # a state shown again keeps its prediction's confidence
 
 
-def test_a_session_calibrates_each_stop_by_its_value_kind(tiny_checkpoint: Path) -> None:
+def test_a_session_calibrates_by_its_programs_code_kind(tiny_checkpoint: Path) -> None:
     calibration = Calibration(fields={"location": _constant(0.42), "variable": _constant(0.5)},
-                              by_kind={"rich": {"location": _constant(0.1), "variable": _constant(0.2)}})  # fmt: skip
-    session = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, calibration=calibration, max_state_tokens=16)
-    first = session.start()
-    one = _state(6, values={"x": "[1, 2]"})
-    session._actions.append(Action(kind=ActionKind.STEP_OVER))
-    session._records.append(_predicted(session, one, first, math.log(0.9)))
-    assert session.stop_confidence() == 0.42 and session.variable_confidence(0) == {"x": 0.5}
-    two = _state(7, values={"x": "[1, 2]", "y": "{'k': 1.5}"})  # a float in a dict: rich
-    session._actions.append(Action(kind=ActionKind.STEP_OVER))
-    session._records.append(_predicted(session, two, one, math.log(0.9)))
-    assert session.stop_confidence() == 0.1 and session.variable_confidence(0) == {"x": 0.2, "y": 0.2}
+                              by_kind={"imports": {"location": _constant(0.1), "variable": _constant(0.2)}})  # fmt: skip
+    for program, expected in ((PROGRAM, (0.42, 0.5)), ("import math\n" + PROGRAM, (0.1, 0.2))):
+        session = NeuralDebugger.from_checkpoint(tiny_checkpoint, program, calibration=calibration, max_state_tokens=16)
+        first = session.start()
+        one = first.model_copy(update={"reason": StopReason.STEP, "frames": [first.frames[0].model_copy(update={"locals": {"x": "[1, 2]"}})]})
+        session._actions.append(Action(kind=ActionKind.STEP_OVER))
+        session._records.append(_predicted(session, one, first, math.log(0.9)))
+        assert (session.stop_confidence(), session.variable_confidence(0)["x"]) == expected, program
+        session.close()
 
 
 def test_alternatives_are_other_values_with_bounded_confidence(tiny_checkpoint: Path) -> None:

@@ -21,16 +21,18 @@ folder; identity when the file is absent. `fit_calibration` fits both on one hal
 and keeps, per field, whichever has the lower expected calibration error (ECE) on the other half.
 
 One map cannot serve every kind of code: at the same raw probability the model is right far less often on
-values unlike its synthetic training data. So a calibration may hold maps per value kind (`value_kind`:
-"plain" when every value a stop and the stop before it show is of a type the synthetic generator writes,
-"rich" otherwise: floats, tuples, nested containers, objects...), used where the kind has them.
+code unlike its synthetic training programs, which never import anything. So a calibration may hold maps per
+code kind (`code_kind`: "imports" when the program imports a module, "self-contained" otherwise), used where
+the kind has them.
 """
 from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,16 +40,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from model.prompt import language as lang
 from model.prompt.state_values import LocalsObject, json_string_end, scan_locals  # json_string_end: model.session reads it from here
-from protocol.debugger import State
-from protocol.repr_types import classify_repr
 
 CALIBRATION_FILE = "calibration.json"
 FIELDS = ("location", "variable")
-# the coarse value types (`protocol.repr_types.classify_repr`) of the synthetic generator's programs: str, int, bool,
-# None, and flat lists and dicts of those (`_plain`)
-PLAIN_TYPES = frozenset({"None", "bool", "int", "str", "list", "dict"})
-_ELEMENTS_CHECKED_UP_TO = 4096  # characters of a list or dict repr whose elements `_plain` reads
-VALUE_KINDS = ("plain", "rich")
+CODE_KINDS = ("imports", "self-contained")
 ECE_BINS = 15
 _EPS = 1e-6
 _FRAME_MARKS = (lang.CALL_SEP, lang.FRAME_SEP)
@@ -213,38 +209,20 @@ class FieldMap(BaseModel):
         return p
 
 
-def value_kind(*states: State | None) -> str:
-    """"plain" when every local and return value the `states` show is of a type in `PLAIN_TYPES`, else "rich"."""
-    for state in states:
-        if state is None:
-            continue
-        values = [value for frame in state.frames for value in frame.locals.values()]
-        if state.return_value is not None:
-            values.append(state.return_value.value)
-        if not all(_plain(value) for value in values):
-            return "rich"
-    return "plain"
-
-
-def _plain(value: str) -> bool:
-    """Whether a repr is of a `PLAIN_TYPES` type, a list's or dict's items being str, int, bool or None (a longer repr
-    than `_ELEMENTS_CHECKED_UP_TO`: by its coarse type alone)."""
-    kind = classify_repr(value)
-    if kind not in PLAIN_TYPES:
-        return False
-    if kind not in ("list", "dict") or len(value) > _ELEMENTS_CHECKED_UP_TO:
-        return True
+@lru_cache(maxsize=64)
+def code_kind(program: str) -> str:
+    """"imports" when `program` has an import statement (anywhere; a source that does not parse: by its lines), else
+    "self-contained": the synthetic generator's programs never import, users' and real code mostly do."""
     try:
-        parsed = ast.literal_eval(value)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return False
-    items = [*parsed.keys(), *parsed.values()] if isinstance(parsed, dict) else list(parsed)
-    return all(item is None or isinstance(item, (int, str)) for item in items)  # bool is an int; float is not
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return "imports" if re.search(r"^\s*(?:import|from)\s+[\w.]+", program, re.MULTILINE) else "self-contained"
+    return "imports" if any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in ast.walk(tree)) else "self-contained"
 
 
 class Calibration(BaseModel):
     """Calibration maps per field ("location", "variable"), as saved in a checkpoint's ``calibration.json``;
-    `by_kind`: maps for one value kind (`value_kind`), where a kind or field not there uses `fields`."""
+    `by_kind`: maps for one code kind (`code_kind`), where a kind or field not there uses `fields`."""
 
     version: int = 1
     fields: dict[str, FieldMap] = Field(default_factory=dict)

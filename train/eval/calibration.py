@@ -16,8 +16,8 @@ scores, for refitting), reliability.png, and optionally the fitted ``calibration
 
 The fitting data may come from several sets (each question carries its `source`: synthetic dev
 programs, a dev slice of real code, ...): both halves of every source are pooled, and the summary
-reports the ECE of each source on its own (`by_source`). Each question also carries its value kind
-(`model.decode.confidence.value_kind` of the stop before and the prediction, as a session computes it): besides
+reports the ECE of each source on its own (`by_source`). Each question also carries its program's code kind
+(`model.decode.confidence.code_kind`, as a session computes it): besides
 the pooled maps, each kind with at least `MIN_KIND_ITEMS` items of a field in both halves gets maps of its own
 (`Calibration.by_kind`), kept only where they beat the pooled map on that kind's evaluation half. `check` applies given calibrations to the
 records of other sets (hand-written programs, held-out synthetic states): the before/after measure of a refit.
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from model.decode.confidence import (
-    FIELDS, Calibration, FieldFit, expected_calibration_error, fit_field, raw_scores, reliability, value_kind,
+    FIELDS, Calibration, FieldFit, code_kind, expected_calibration_error, fit_field, raw_scores, reliability,
 )
 from model.prompt.value_chars import encode_text
 from protocol.debugger import State
@@ -48,7 +48,7 @@ class Scored:
     location: tuple[float, bool] | None  # None when the prediction was no state
     variables: list[tuple[str, float, bool, str]] = field(default_factory=list)  # (name, raw, correct, "written" | "kept")
     source: str = ""  # which set the question came from (a trajectories or records folder's name)
-    kind: str = ""  # the value kind (`value_kind`); "" in records written before kinds, which the pooled maps serve
+    kind: str = ""  # the program's code kind (`code_kind`); "" in records written before kinds, which the pooled maps serve
 
     def to_json(self) -> dict[str, Any]:
         return {"trajectory": self.trajectory, "step": self.step, "action": self.action, "half": self.half,
@@ -127,13 +127,13 @@ def collect(questions: list[Any], sessions: Any, *, progress: bool = True, sourc
         except SessionError as exc:
             outcome = f"error: {exc}"
         location, variables = score_prediction(sessions.tokenizer, outcome, State.model_validate_json(ex.target))
-        kind = value_kind(previous, getattr(outcome, "state", None))
-        out.append(Scored(question.trajectory, question.step, ex.action, program_half(ex.program), location, variables, source, kind))
+        out.append(Scored(question.trajectory, question.step, ex.action, program_half(ex.program), location, variables, source,
+                          code_kind(ex.program)))
     bar.close()
     return out
 
 
-MIN_KIND_ITEMS = 150  # items of a field a value kind needs in each half for maps of its own
+MIN_KIND_ITEMS = 150  # items of a field a code kind needs in each half for maps of its own
 
 
 def field_data(scored: list[Scored], name: str, half: int | None) -> tuple[list[float], list[bool]]:
@@ -143,7 +143,7 @@ def field_data(scored: list[Scored], name: str, half: int | None) -> tuple[list[
 
 
 def _items(scored: list[Scored], name: str, half: int | None) -> tuple[list[float], list[bool], list[str]]:
-    """`field_data` and each item's value kind."""
+    """`field_data` and each item's code kind."""
     confs: list[float] = []
     oks: list[bool] = []
     kinds: list[str] = []
@@ -164,13 +164,13 @@ def _items(scored: list[Scored], name: str, half: int | None) -> tuple[list[floa
 
 
 def calibrated(scored: list[Scored], name: str, half: int | None, calibration: Calibration) -> tuple[list[float], list[bool]]:
-    """(calibrated confidences, correct) of one field: each item mapped by its value kind's map."""
+    """(calibrated confidences, correct) of one field: each item mapped by its code kind's map."""
     confs, oks, kinds = _items(scored, name, half)
     return [calibration.field(name, kind)(p) for p, kind in zip(confs, kinds)], oks
 
 
 def fit(scored: list[Scored]) -> tuple[Calibration, dict[str, FieldFit]]:
-    """Per field: fit on half 0, choose and report on half 1; then per value kind with enough items, its own fit, kept
+    """Per field: fit on half 0, choose and report on half 1; then per code kind with enough items, its own fit, kept
     where it beats the pooled map on the kind's half 1 (`Calibration.by_kind`; the fits' keys "field/kind")."""
     fits = {name: fit_field(field_data(scored, name, 0), field_data(scored, name, 1)) for name in FIELDS}
     calibration = Calibration(fields={name: f.chosen for name, f in fits.items()})
