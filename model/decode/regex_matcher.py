@@ -187,7 +187,7 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     if a.startswith(b):
         return len(b)
     low, high = 0, min(len(a), len(b))
-    while low < high:  # the invariant: a[:low] == b[:low] and a[:high + 1] != b[:high + 1]
+    while low < high:  # a[:low] == b[:low], and the common prefix is no longer than high
         middle = (low + high + 1) // 2
         if a[:middle] == b[:middle]:
             low = middle
