@@ -16,10 +16,10 @@ scores, for refitting), reliability.png, and optionally the fitted ``calibration
 
 The fitting data may come from several sets (each question carries its `source`: synthetic dev
 programs, a dev slice of real code, ...): both halves of every source are pooled, and the summary
-reports the ECE of each source on its own (`by_source`). Each question also carries its program's code kind
-(`model.decode.confidence.code_kind`, as a session computes it): besides
-the pooled maps, each kind with at least `MIN_KIND_ITEMS` items of a field in both halves gets maps of its own
-(`Calibration.by_kind`), kept only where they beat the pooled map on that kind's evaluation half. `check` applies given calibrations to the
+reports the ECE of each source on its own (`by_source`). Each question also carries its program's code
+kind (`model.decode.confidence.code_kind`, as a session computes it): besides the pooled maps, each kind with
+at least `MIN_KIND_ITEMS` items of a field in both halves gets maps of its own (`Calibration.by_kind`), kept
+only where they beat the pooled map on that kind's evaluation half. `check` applies given calibrations to the
 records of other sets (hand-written programs, held-out synthetic states): the before/after measure of a refit.
 """
 from __future__ import annotations
