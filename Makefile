@@ -150,7 +150,7 @@ results-oracle: setup
 # (docs/evaluation.md). Synthetic dev programs (seed 999) and, with DEV_REAL=DIR, a dev slice of real code; both
 # decodings into results/dev/ (DEV.md). DEV_COUNT=1500 is session 15's set; DEV_OPTS='--eval-options "--evidence-weight 8"'.
 .PHONY: dev
-DEV_COUNT ?= 200
+DEV_COUNT ?= 1200
 DEV_REAL ?=
 DEV_OPTS ?=
 dev: setup

@@ -451,9 +451,9 @@ def next_state(
 def dev(
     out: Path = typer.Option(Path("results/dev"), help="output folder: one folder per figure and decoding, and DEV.md"),
     model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
-    count: int = typer.Option(200, min=4, help="synthetic dev trajectories, 4 per program (session 15 used 1500)"),
+    count: int = typer.Option(1200, min=4, help="synthetic dev trajectories, 4 per program (300 programs: 50 were too few to see a 4-5 point fall)"),
     seed: int = typer.Option(999, help="seed of the synthetic dev programs (never the test seed 12345)"),
-    limit: int = typer.Option(300, min=1, help="next-state questions (fewer are too noisy to choose a model on)"),
+    limit: int = typer.Option(600, min=1, help="next-state questions (fewer are too noisy to choose a model on)"),
     fidelity_programs: int = typer.Option(12, min=1, help="synthetic programs asked as fidelity scripts"),
     real: Path | None = typer.Option(None, help="a dev slice of real code: a folder of programs (a subfolder with main.py is one project), free-running"),
     real_limit: int | None = typer.Option(None, min=1, help="only the first N real programs"),

@@ -28,9 +28,9 @@ class DevPlan:
     out: Path
     data: Path
     model: Path | None = None
-    count: int = 200  # synthetic trajectories (4 per program)
+    count: int = 1200  # synthetic trajectories (4 per program): 300 programs; 50 (200 trajectories) missed a 4-5 point fall twice (sessions 23, 25)
     seed: int = DEV_SEED
-    next_state_limit: int = 300  # 60 or 100 states (7-13 per action) missed a 10-point fall that 300 test states showed (session 21)
+    next_state_limit: int = 600  # 60 or 100 states (7-13 per action) missed a 10-point fall that 300 test states showed (session 21)
     fidelity_programs: int = 12
     real: Path | None = None  # a dev slice of real code: a folder of programs (`eval fidelity --programs`)
     real_limit: int | None = None
