@@ -109,8 +109,7 @@ class ByteMatcher:
         return self._advance(text.encode()) is not None
 
     def complete(self, text: str) -> bool:
-        accepting = self._advance(text.encode())
-        return bool(accepting)
+        return bool(self._advance(text.encode()))
 
     def next_bytes(self, text: str) -> frozenset[int] | None:
         with self._lock:
