@@ -193,12 +193,23 @@ def test_cli_step_over_around_an_async_generator(tmp_path: Path) -> None:
     assert out["fast"] == out["debugpy"]
 
 
+def live_scripts(program: Program) -> list[Script]:
+    """The scripts the live whole-corpus run replays: all of a hand-written program's, a synthetic one's first.
+
+    A debugpy session costs ~4 s on a loaded 2-core machine (adapter and program start-up, whatever
+    the script), so all 3 scripts of all 229 programs took over 20 minutes in CI; every script of
+    every program is still checked against its committed debugpy golden.
+    """
+    scripts = scripts_for(program)
+    return scripts[:1] if program.name.startswith("synth") else scripts
+
+
 @pytest.mark.slow
-@pytest.mark.timeout(1200)  # debugpy runs a few stops/s: 271 s beside a training run, near the suite's 300 s limit
+@pytest.mark.timeout(1200)  # ~310 debugpy sessions of ~4 s each on 2 threads of a loaded 2-core machine: ~10 minutes
 def test_live_parity_whole_corpus() -> None:
-    """The whole corpus, recorded live by debugpy, against the fast recorder (slow: debugpy runs a few stops/s)."""
+    """The whole corpus, recorded live by debugpy, against the fast recorder (slow: a debugpy session takes seconds)."""
     programs = corpus()
     assert len(programs) >= MIN_PROGRAMS
     with ThreadPoolExecutor(max_workers=2) as pool:
-        problems = [p for found in pool.map(lambda p: _live_compare(p, scripts_for(p)), programs) for p in found]
+        problems = [p for found in pool.map(lambda p: _live_compare(p, live_scripts(p)), programs) for p in found]
     assert not problems, f"{len(problems)} differences:\n" + "\n".join(problems[:20])
