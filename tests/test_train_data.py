@@ -126,6 +126,23 @@ def test_bad_sources_fail_clearly(tmp_path):
     assert len(list(data.read_trajectories([bad]))) == 1
 
 
+def test_a_trajectory_the_language_cannot_write_is_skipped_and_counted(tmp_path, capsys):
+    """One state the model's language cannot render (a return value named like a subscripted class's method,
+    as a package's typing helpers produce) skips its trajectory; the pack goes on, counts and names it."""
+    from protocol.debugger import ReturnValue
+
+    trajectories = toy_trajectories(6, seed=5)
+    odd = trajectories[2]
+    step = odd.steps[1]
+    state = step.state.model_copy(update={"return_value": ReturnValue(name="Variadic[(int, str)].f", value="1")})
+    odd.steps[1] = step.model_copy(update={"state": state})
+    write_shards(tmp_path / "traj", trajectories, per_shard=3)
+    manifest = data.pack(tmp_path / "traj", tmp_path / "out", seq_len=192, heldout_fraction=0.0, vocab_size=400, progress=False)
+    train = manifest.splits["train"]
+    assert train.trajectories_unrenderable == 1 and train.trajectories == 5
+    assert "cannot render" in capsys.readouterr().err
+
+
 def test_sequence_writer_never_cuts_a_document(tmp_path):
     writer = SequenceWriter(tmp_path, "train", seq_len=10, vocab_size=100, pad_id=0)
     docs = [[i + 1] * n for i, n in enumerate([3, 7, 4, 10, 11, 2, 6])]

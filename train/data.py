@@ -21,6 +21,7 @@ import hashlib
 import json
 import random
 import shutil
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -215,7 +216,10 @@ def train_tokenizer_on(paths: list[Path], folder: Path, vocab_size: int, sample:
         for i, traj in enumerate(read_trajectories(paths)):
             if i >= sample:
                 return
-            yield language.render_text(language.render_trajectory(traj))
+            try:
+                yield language.render_text(language.render_trajectory(traj))
+            except ValueError:  # the language cannot write it: packing skips and counts it too
+                continue
 
     trained = tok.train_tokenizer(texts(), vocab_size=vocab_size)
     tok.save_tokenizer(trained, folder)
@@ -260,6 +264,7 @@ class ShardResult:
     stats: dict[str, SplitStats]
     programs: dict[str, set[str]]
     examples: list[NextStateExample]
+    warnings: list[str]
 
 
 @functools.lru_cache(maxsize=2)
@@ -274,13 +279,18 @@ def pack_shard(path: Path, index: int, tok_folder: str, seq_len: int, mask: Mask
     """Render, split and tokenize one shard (runs in a worker process; seeded by (seed, index) alone)."""
     encoder = SegmentEncoder(_cached_tokenizer(tok_folder))
     rng = random.Random(f"{seed}:{index}")
-    result = ShardResult({s: [] for s in SPLITS}, {s: SplitStats() for s in SPLITS}, {s: set() for s in SPLITS}, [])
+    result = ShardResult({s: [] for s in SPLITS}, {s: SplitStats() for s in SPLITS}, {s: set() for s in SPLITS}, [], [])
     for traj in read_trajectories([path]):
         if rng.random() >= keep[traj.direction]:
             continue
         split = "heldout" if is_heldout(traj.program, heldout_fraction) else "train"
-        docs, windows = trajectory_documents(traj, encoder, seq_len, mask)
         st = result.stats[split]
+        try:
+            docs, windows = trajectory_documents(traj, encoder, seq_len, mask)
+        except ValueError as exc:  # a state the model's language cannot write (e.g. a return value named 'A[(int, str)].f')
+            st.trajectories_unrenderable += 1
+            result.warnings.append(f"{path.name}: a trajectory the language cannot render, skipped ({exc})")
+            continue
         st.trajectories += 1
         setattr(st, traj.direction, getattr(st, traj.direction) + 1)
         result.programs[split].add(program_hash(traj.program))
@@ -370,6 +380,8 @@ def pack(
                 writers[split].add(doc.ids, doc.mask)
             _add_stats(stats[split], result.stats[split])
             programs[split] |= result.programs[split]
+        for warning in result.warnings:
+            tqdm.write(f"warning: {warning}", file=sys.stderr)
         for ex in result.examples:
             bucket = by_action.setdefault(ex.action, [])
             if len(bucket) < EXAMPLES_PER_ACTION:
@@ -394,7 +406,7 @@ def pack(
 
 
 def _add_stats(total: SplitStats, part: SplitStats) -> None:
-    for name in ("trajectories", "forward", "inverse", "windows", "states", "states_dropped"):
+    for name in ("trajectories", "forward", "inverse", "windows", "states", "states_dropped", "trajectories_unrenderable"):
         setattr(total, name, getattr(total, name) + getattr(part, name))
 
 

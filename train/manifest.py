@@ -28,6 +28,7 @@ class SplitStats(BaseModel):
     programs: int = 0
     windows: int = 0
     windows_too_long: int = 0
+    trajectories_unrenderable: int = 0  # skipped: a state the model's language cannot write (a name with spaces, ...)
     states: int = 0  # predicted states packed (one per step)
     states_dropped: int = 0  # steps left out: a state too long for any window ends its trajectory there
     sequences: int = 0
