@@ -647,6 +647,26 @@ def spread(
         out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
 
 
+@app.command()
+def paired(
+    a: Path = typer.Argument(..., help="a run's output folder (next-state or CruxEval, with predictions.jsonl), e.g. the shipped model's"),
+    b: Path = typer.Argument(..., help="the other run's folder, on the same questions (e.g. a candidate's)"),
+    out: Path | None = typer.Option(None, help="also write the comparison as JSON here"),
+) -> None:
+    """Two runs item by item: right in both, only in A, only in B, and the exact sign test of that split (per action too)."""
+    from train.eval import paired as pr
+
+    try:
+        result = pr.compare(a, b)
+    except pr.PairedError as exc:
+        raise _fail(str(exc)) from None
+    for line in pr.report(result):
+        typer.echo(line)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
+
+
 @app.command("rerank-states")
 def rerank_states(
     predictions: Path = typer.Argument(..., help="predictions.jsonl of `eval next-state --keep-candidates`"),
