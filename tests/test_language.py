@@ -343,7 +343,7 @@ def test_parse_error_messages(text: str, message: str) -> None:
 
 def test_render_rejects_unrenderable_names() -> None:
     state = State(reason=StopReason.STEP, frames=[Frame(name='bad"name', line=1)])
-    with pytest.raises(ValueError, match="cannot be rendered"):
+    with pytest.raises(L.UnrenderableError, match="cannot be rendered"):
         L.render_state(state)
 
 

@@ -218,7 +218,7 @@ def train_tokenizer_on(paths: list[Path], folder: Path, vocab_size: int, sample:
                 return
             try:
                 yield language.render_text(language.render_trajectory(traj))
-            except ValueError:  # the language cannot write it: packing skips and counts it too
+            except language.UnrenderableError:  # packing skips and counts it too
                 continue
 
     trained = tok.train_tokenizer(texts(), vocab_size=vocab_size)
@@ -277,6 +277,8 @@ def _cached_tokenizer(folder: str) -> Any:
 def pack_shard(path: Path, index: int, tok_folder: str, seq_len: int, mask: MaskMode, heldout_fraction: float,
                keep: dict[str, float], seed: int) -> ShardResult:
     """Render, split and tokenize one shard (runs in a worker process; seeded by (seed, index) alone)."""
+    from model.prompt.language import UnrenderableError
+
     encoder = SegmentEncoder(_cached_tokenizer(tok_folder))
     rng = random.Random(f"{seed}:{index}")
     result = ShardResult({s: [] for s in SPLITS}, {s: SplitStats() for s in SPLITS}, {s: set() for s in SPLITS}, [], [])
@@ -287,7 +289,7 @@ def pack_shard(path: Path, index: int, tok_folder: str, seq_len: int, mask: Mask
         st = result.stats[split]
         try:
             docs, windows = trajectory_documents(traj, encoder, seq_len, mask)
-        except ValueError as exc:  # a state the model's language cannot write (e.g. a return value named 'A[(int, str)].f')
+        except UnrenderableError as exc:  # a state the language cannot write (e.g. a return value named 'A[(int, str)].f')
             st.trajectories_unrenderable += 1
             result.warnings.append(f"{path.name}: a trajectory the language cannot render, skipped ({exc})")
             continue

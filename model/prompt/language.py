@@ -129,9 +129,13 @@ def json_locals(values: dict[str, str], delta: bool) -> str:
     return "{" + body + "}"
 
 
+class UnrenderableError(ValueError):
+    """A state holds a name the language cannot write (a frame, return value or exception name with spaces, ...)."""
+
+
 def _check_name(name: str, what: str) -> str:
     if not name or _NAME_FORBIDDEN.search(name):
-        raise ValueError(f"{what} {name!r} cannot be rendered: it must be non-empty, without quotes, braces, '|' or spaces")
+        raise UnrenderableError(f"{what} {name!r} cannot be rendered: it must be non-empty, without quotes, braces, '|' or spaces")
     return name
 
 
