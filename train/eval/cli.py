@@ -33,6 +33,12 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(2)
 
 
+def _write_json(out: Path, data: Any) -> None:
+    """An optional `--out` file of a command that prints its result: the same as JSON (folders made as needed)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
 @dataclass(frozen=True)
 class Ranking:
     """How many answers each session draws per stop and how it ranks them (`model.decode.rerank`); None: the session's default."""
@@ -599,8 +605,7 @@ def calibration_check(
             loc, var = fields["location"], fields["variable"]
             typer.echo(f"| {path} | {name} | {loc['n']} | {loc['ece_raw']} -> {loc['ece_calibrated']} | {var['n']} | {var['ece_raw']} -> {var['ece_calibrated']} |")
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(table, indent=2) + "\n", encoding="utf-8")
+        _write_json(out, table)
 
 
 @app.command()
@@ -643,8 +648,7 @@ def spread(
     typer.echo(f"mean {result.mean:.2f}% ({result.mean_right:.1f}/{result.runs[0].total}), sd {result.sd:.2f}, "
                f"range {result.low:.2f}-{result.high:.2f} over {len(result.runs)} runs")  # fmt: skip
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
+        _write_json(out, result.as_dict())
 
 
 @app.command()
@@ -663,8 +667,7 @@ def paired(
     for line in pr.report(result):
         typer.echo(line)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
+        _write_json(out, result.as_dict())
 
 
 @app.command("rerank-states")
