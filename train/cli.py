@@ -45,6 +45,11 @@ def train(
     seq_len: int = typer.Option(1024, help="context length when packing trajectories"),
     mask: str = typer.Option("states", help="loss on 'states' only or 'all' tokens, when packing"),
     heldout_fraction: float = typer.Option(0.05, help="fraction of programs held out, when packing"),
+    distill_from: Path | None = typer.Option(None, help="distill from this frozen teacher model (its tokenizer must be the student's) on --distill-data"),
+    distill_data: Path | None = typer.Option(None, help="packed data folder whose sequences carry the distillation term (e.g. the teacher's kind of programs)"),
+    distill_weight: float = typer.Option(1.0, help="weight of the distillation term (KL(teacher || student) per target token)"),
+    distill_temperature: float = typer.Option(1.0, help="softmax temperature of the distillation term (scaled back by T^2)"),
+    distill_batch: int = typer.Option(2, help="distill-data sequences per optimizer step (per process)"),
     progress: bool = typer.Option(True, help="show a progress bar"),
 ) -> None:
     """Train (or fine-tune) a LlamaForCausalLM on neural-debugger trajectories; OUT is a Hugging Face folder."""
@@ -60,7 +65,8 @@ def train(
             weight_decay=weight_decay, grad_clip=grad_clip, eval_every=eval_every, eval_sequences=eval_sequences,
             eval_states=eval_states, save_every=save_every, log_every=log_every, seed=seed, device=device, compile=compile,
             precision=precision, threads=threads, peak_tflops=peak_tflops, save_dtype=save_dtype, seq_len=seq_len, mask=mask,
-            heldout_fraction=heldout_fraction, progress=progress,
+            heldout_fraction=heldout_fraction, distill_from=distill_from, distill_data=distill_data, distill_weight=distill_weight,
+            distill_temperature=distill_temperature, distill_batch=distill_batch, progress=progress,
         )  # fmt: skip
     except ValidationError as exc:
         typer.echo(f"error: invalid options: {exc}", err=True)

@@ -73,6 +73,12 @@ class TrainConfig(BaseModel):
     seq_len: int = Field(default=1024, gt=8)
     mask: MaskMode = "states"
     heldout_fraction: float = Field(default=0.05, ge=0, lt=1)
+    # distillation (train/distill.py): a frozen teacher's next-token distributions on a second packed data set
+    distill_from: Path | None = None
+    distill_data: Path | None = None
+    distill_weight: float = Field(default=1.0, gt=0)
+    distill_temperature: float = Field(default=1.0, gt=0)
+    distill_batch: int = Field(default=2, gt=0)
 
 
 class RunState(BaseModel):
@@ -81,6 +87,7 @@ class RunState(BaseModel):
     step: int = 0
     total_steps: int = 0
     cursor: int = 0  # sequences consumed (SequenceOrder.cursor)
+    distill_cursor: int = 0  # distill-data sequences consumed
     tokens_seen: int = 0
     elapsed_s: float = 0.0  # training wall time over all runs so far
     best_heldout_loss: float | None = None
@@ -211,6 +218,8 @@ def _check_out(cfg: TrainConfig) -> None:
         raise ValueError("give --preset or --config, not both")
     if cfg.init_from and (cfg.preset or cfg.config_file):
         raise ValueError("--init-from fine-tunes an existing model: --preset / --config do not apply")
+    if (cfg.distill_from is None) != (cfg.distill_data is None):
+        raise ValueError("distillation needs both --distill-from (the teacher) and --distill-data (a packed data folder)")
 
 
 def _plan_steps(cfg: TrainConfig, run: RunState) -> int:
@@ -273,9 +282,20 @@ class Trainer:
         config = self.model.config
         self.flops_per_token = metrics.flops_per_token(self.params, config.num_hidden_layers, config.hidden_size, self.manifest.seq_len)
         self.tokens_per_step = cfg.micro_batch * cfg.grad_accum * self.info.world * self.manifest.seq_len
+        self.distiller = self._distiller()
         self.stop = _Stop()
         self.first_step = self.run_state.step
         self.first_step_s = 0.0
+
+    def _distiller(self) -> Any:
+        cfg = self.cfg
+        if cfg.distill_from is None or cfg.distill_data is None:
+            return None
+        from train.distill import Distiller
+
+        return Distiller.open(cfg.distill_from, cfg.distill_data, self.built.tokenizer, self.manifest, weight=cfg.distill_weight,
+                              temperature=cfg.distill_temperature, batch=cfg.distill_batch, seed=cfg.seed,
+                              cursor=self.run_state.distill_cursor, device=self.info.device)  # fmt: skip
 
     # ---- one optimizer step -------------------------------------------------------------------
     def _autocast(self) -> Any:
@@ -301,19 +321,33 @@ class Trainer:
             out.append((torch.from_numpy(ids).to(info.device, non_blocking=True), torch.from_numpy(labels).to(info.device, non_blocking=True)))
         return out
 
-    def _train_step(self) -> float:
-        """Forward, backward and update over `grad_accum` micro-batches on every rank.
+    def _distill_backward(self) -> float | None:
+        """The distillation term's backward (before the main micro-batches, so DDP syncs its gradient with theirs); its value."""
+        import contextlib
+
+        if self.distiller is None:
+            return None
+        ids, labels = self.distiller.next_batch(self.info.rank, self.info.world, self.info.device)
+        sync = contextlib.nullcontext() if self.info.world == 1 else self.forward_model.no_sync()
+        with sync:
+            term = self.distiller.loss(self.forward_model, ids, labels, self._autocast)
+            term.backward()
+        return distributed.all_reduce_mean(float(term.detach()), self.info)
+
+    def _train_step(self) -> tuple[float, float | None]:
+        """Forward, backward and update over `grad_accum` micro-batches on every rank (plus the distillation term, if any).
 
         The gradient is that of the mean loss over all target tokens of the step, on all ranks
         together (as one process with `grad_accum * world` micro-batches would compute it): each rank
         divides its summed loss by the step's total target count and multiplies by the world size,
         which DDP's gradient averaging divides out. Returns this rank's share times the world size,
-        whose mean over ranks is the step's mean target-token loss.
+        whose mean over ranks is the step's mean target-token loss, and the distillation term (mean over ranks).
         """
         import contextlib
 
         import torch
 
+        distill = self._distill_backward()
         batches = self._micro_batches()
         # targets are labels[:, 1:] != -100 (the model shifts internally)
         local_items = sum(int((labels[:, 1:] != -100).sum()) for _, labels in batches)
@@ -331,7 +365,7 @@ class Trainer:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.grad_clip)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
-        return total
+        return total, distill
 
     # ---- evaluation, saving --------------------------------------------------------------------
     def evaluate(self) -> dict[str, Any]:
@@ -423,10 +457,13 @@ class Trainer:
         last_eval: dict[str, Any] = {}
         while not self._done():
             lr = self._set_lr()
-            loss = distributed.all_reduce_mean(self._train_step(), self.info)
+            local_loss, distill = self._train_step()
+            loss = distributed.all_reduce_mean(local_loss, self.info)
             rs.step += 1
             steps_this_run += 1
             rs.cursor = self.order.cursor
+            if self.distiller is not None:
+                rs.distill_cursor = self.distiller.order.cursor
             rs.tokens_seen += self.tokens_per_step
             window_tokens += self.tokens_per_step
             run_elapsed = time.perf_counter() - started
@@ -440,9 +477,10 @@ class Trainer:
                 tps = window_tokens / max(1e-9, now - window_t)
                 window_t, window_tokens = now, 0
                 mfu = self.flops_per_token * tps / self.peak if self.peak else None
+                extra = {} if distill is None else {"distill_kl": distill / self.cfg.distill_weight}
                 self.log.write("train", step=rs.step, total_steps=rs.total_steps, loss=loss, lr=lr, tokens_per_s=tps, mfu=mfu,
-                               tokens_seen=rs.tokens_seen, epochs=self.order.epochs, elapsed_s=rs.elapsed_s)
-                self._bar_update(bar, loss, lr, tps, mfu)
+                               tokens_seen=rs.tokens_seen, epochs=self.order.epochs, elapsed_s=rs.elapsed_s, **extra)
+                self._bar_update(bar, loss, lr, tps, mfu, extra.get("distill_kl"))
             elif bar is not None:
                 bar.total = rs.total_steps
                 bar.update(rs.step - bar.n)
@@ -483,13 +521,15 @@ class Trainer:
 
         return tqdm(total=self.run_state.total_steps, initial=self.run_state.step, unit="step", dynamic_ncols=True)
 
-    def _bar_update(self, bar: Any, loss: float, lr: float, tps: float, mfu: float | None) -> None:
+    def _bar_update(self, bar: Any, loss: float, lr: float, tps: float, mfu: float | None, distill_kl: float | None) -> None:
         if bar is None:
             return
         if bar.total != self.run_state.total_steps:
             bar.total = self.run_state.total_steps
         bar.update(self.run_state.step - bar.n)
         post = {"loss": f"{loss:.3f}", "lr": f"{lr:.2e}", "tok/s": f"{tps:,.0f}"}
+        if distill_kl is not None:
+            post["kl"] = f"{distill_kl:.3f}"
         if mfu is not None:
             post["mfu"] = f"{100 * mfu:.1f}%"
         bar.set_postfix(post, refresh=True)
@@ -511,7 +551,16 @@ class Trainer:
             "final_eval": last_eval,
             "init_from": str(self.cfg.init_from) if self.cfg.init_from else None,
             "init_from_summary": _prior_summary(self.cfg.init_from),
+            "distill": self._distill_summary(),
         }
+
+    def _distill_summary(self) -> dict[str, Any] | None:
+        cfg, d = self.cfg, self.distiller
+        if d is None:
+            return None
+        return {"teacher": str(cfg.distill_from), "data": str(cfg.distill_data), "weight": cfg.distill_weight,
+                "temperature": cfg.distill_temperature, "batch": cfg.distill_batch, "sequences_seen": d.order.cursor,
+                "epochs": round(d.order.epochs, 3)}  # fmt: skip
 
 
 def _prior_summary(folder: Path | None) -> dict[str, Any] | None:
@@ -535,7 +584,8 @@ def saved_lr(saved: dict[str, Any] | None) -> float | None:
 
 # Fields that shape the optimization: a resumed run keeps the saved values of these.
 RESUME_KEEPS = ("micro_batch", "grad_accum", "lr", "optimizer", "muon_lr", "schedule", "decay_fraction", "min_lr_ratio", "warmup", "weight_decay", "beta1", "beta2", "grad_clip",
-                "seed", "save_dtype", "preset", "config_file", "init_from", "seq_len", "mask", "heldout_fraction")
+                "seed", "save_dtype", "preset", "config_file", "init_from", "seq_len", "mask", "heldout_fraction",
+                "distill_from", "distill_data", "distill_weight", "distill_temperature", "distill_batch")
 
 
 def resolve_config(cfg: TrainConfig) -> TrainConfig:
