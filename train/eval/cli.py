@@ -16,6 +16,10 @@ from typing import Any
 import typer
 
 from model.decoding import Decoding
+from train.eval.cli_options import (
+    CallCandidatesOpt, CandidatesOpt, CheckWeightOpt, CoarseCandidatesOpt, ConstrainedOpt, DecodingOpt, EvidenceWeightOpt, FlowConstraintOpt,
+    ModelOpt, ProgressOpt, ReprCheckOpt, SampleSeedOpt, SeedPerDrawOpt, SoloOpt, StalePenaltyOpt, ThreadsOpt, VllmUrlOpt,
+)
 from model.backends.ensemble import load_companions, named_companions
 from model.paths import DEFAULT_CHECKPOINT
 from model.decode.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY
@@ -79,12 +83,6 @@ class Sampling:
 
     def summary(self) -> dict[str, Any]:
         return {"sample_seed": self.seed, "seed_per_draw": self.per_draw}
-
-
-DECODING_HELP = ("full: every decode-time rule (model.decoding); plain: the model alone, constrained to well-formed states and "
-                 "static control flow, one greedy answer per stop, no companions")
-SAMPLE_SEED_HELP = "seed of the sampled answers (the ranked ones); with --seed-per-draw, each seed is an independent draw of the same decoding"
-PER_DRAW_HELP = "each sampled answer draws from its own seed (reproducible with any --workers; model.backends.hf); --one-generator: one generator per process"
 
 
 class SharedBackend:
@@ -204,28 +202,28 @@ def cruxeval(
     via: str = typer.Option("step_return", help="output mode: step_return | breakpoint | fine (step_into line by line until f returns)"),
     fine_budget: int = typer.Option(200, min=1, help="--via fine: predicted stops after the calling line before giving up"),
     keep_candidates: bool = typer.Option(False, help="record every ranked answer of each problem's last ranked step (input: the arguments; output: the return value after step_return), scored and checked (for ranking studies: eval rerank)"),
-    sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
-    seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
-    model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
+    sample_seed: SampleSeedOpt = 0,
+    seed_per_draw: SeedPerDrawOpt = True,
+    model: ModelOpt = None,
     backend: str = typer.Option("transformers", help="transformers | vllm | oracle (tracegen's recorder: checks posing and scoring)"),
-    vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
+    vllm_url: VllmUrlOpt = None,
     problems: Path | None = typer.Option(None, help="CruxEval JSON lines (default: $CRUXEVAL_PATH, else the 800 problems shipped in tracegen/cruxeval/)"),
     limit: int | None = typer.Option(None, min=1, help="only the first N problems"),
     out: Path = typer.Option(..., help="output folder: predictions.jsonl and summary.json"),
     max_state_tokens: int = typer.Option(192, min=8, help="longest state to generate (a retry gets twice as many)"),
-    constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
-    threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
+    constrained: ConstrainedOpt = True,
+    threads: ThreadsOpt = 1,
     workers: int = typer.Option(1, min=1, help="processes, each with its own copy of the model (2 on 2 free cores)"),
-    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.decode.rerank); every other action"),
-    call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.decode.rerank's, 8)"),
-    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.decode.rerank's)"),
-    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.decode.rerank's)"),
-    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.decode.arg_evidence; default model.decode.rerank's)"),
-    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.decode.rerank; default model.decode.rerank's)"),
+    candidates: CandidatesOpt = 1,
+    call_candidates: CallCandidatesOpt = None,
+    coarse_candidates: CoarseCandidatesOpt = None,
+    check_weight: CheckWeightOpt = None,
+    evidence_weight: EvidenceWeightOpt = None,
+    stale_penalty: StalePenaltyOpt = None,
     companion: list[Path] = typer.Option([], help="a companion checkpoint (repeatable): it draws inv_step_call answers too, each ranked by the mean log-probability under all models (model.backends.ensemble); default: those the checkpoint's ensemble.json names"),
-    solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names"),
-    decoding: Decoding = typer.Option(Decoding.FULL, help=DECODING_HELP),
-    progress: bool = typer.Option(True, help="show a progress bar"),
+    solo: SoloOpt = False,
+    decoding: DecodingOpt = Decoding.FULL,
+    progress: ProgressOpt = True,
 ) -> None:
     """CruxEval pass@1 (greedy; inv_step_call the most likely of --call-candidates answers): pose each problem as a debugging session, score by executing the prediction."""
     from tqdm import tqdm
@@ -321,31 +319,31 @@ def _problem_runner(sessions: ModelSessions, settings: tuple, task: CruxTask, wo
 @app.command()
 def fidelity(
     programs: Path = typer.Option(..., help="a folder of .py programs (a subfolder with a main.py is one multi-file program), one .py file, or a synth shard (.jsonl)"),
-    model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
+    model: ModelOpt = None,
     backend: str = typer.Option("transformers", help="transformers | vllm | oracle"),
-    vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
+    vllm_url: VllmUrlOpt = None,
     out: Path = typer.Option(..., help="output folder: summary.json and steps.jsonl"),
     seed: int = typer.Option(0, help="seed of the random action scripts"),
     scripts: int = typer.Option(2, min=1, help="random action scripts per program"),
     max_steps: int = typer.Option(12, min=1, help="actions per script"),
     limit: int | None = typer.Option(None, min=1, help="only the first N programs"),
     max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate"),
-    constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
-    flow_constraint: bool = typer.Option(True, help="narrow each stop to static control flow (model.static.flow)"),
-    repr_check: bool = typer.Option(True, help="never write an impossible repr (duplicate keys, unbalanced brackets)"),
-    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.decode.rerank); every other action"),
-    call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.decode.rerank's, 8)"),
-    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.decode.rerank's)"),
-    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.decode.rerank's)"),
-    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.decode.arg_evidence; default model.decode.rerank's)"),
-    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.decode.rerank; default model.decode.rerank's)"),
-    sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
-    seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
+    constrained: ConstrainedOpt = True,
+    flow_constraint: FlowConstraintOpt = True,
+    repr_check: ReprCheckOpt = True,
+    candidates: CandidatesOpt = 1,
+    call_candidates: CallCandidatesOpt = None,
+    coarse_candidates: CoarseCandidatesOpt = None,
+    check_weight: CheckWeightOpt = None,
+    evidence_weight: EvidenceWeightOpt = None,
+    stale_penalty: StalePenaltyOpt = None,
+    sample_seed: SampleSeedOpt = 0,
+    seed_per_draw: SeedPerDrawOpt = True,
     free_running: bool = typer.Option(False, help="the session goes on from its own predictions (as a user sees it), not from the real state"),
-    threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
-    solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names (model.backends.ensemble)"),
-    decoding: Decoding = typer.Option(Decoding.FULL, help=DECODING_HELP),
-    progress: bool = typer.Option(True, help="show a progress bar"),
+    threads: ThreadsOpt = 1,
+    solo: SoloOpt = False,
+    decoding: DecodingOpt = Decoding.FULL,
+    progress: ProgressOpt = True,
 ) -> None:
     """Next-state exact match per action type and against horizon, vs tracegen's fast recorder (teacher-forced unless --free-running)."""
     from train.eval import fidelity as fd
@@ -390,30 +388,30 @@ def _echo_kinds(summary: dict[str, Any]) -> None:
 @app.command("next-state")
 def next_state(
     trajectories: Path = typer.Option(..., help="trajectory shards: a folder (searched recursively) or one .jsonl / .jsonl.gz, as `tracegen synth` writes"),
-    model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
+    model: ModelOpt = None,
     backend: str = typer.Option("transformers", help="transformers | vllm"),
-    vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
+    vllm_url: VllmUrlOpt = None,
     out: Path = typer.Option(..., help="output folder: summary.json and predictions.jsonl"),
     limit: int | None = typer.Option(None, min=1, help="only N states, a seeded sample round-robin over actions (default: every state)"),
     seed: int = typer.Option(0, help="seed of the sample"),
     seq_len: int | None = typer.Option(None, min=16, help="window length in tokens (default: the model's context, as in training)"),
     max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate (a retry gets twice as many)"),
-    constrained: bool = typer.Option(True, help="constrain decoding to well-formed states"),
-    flow_constraint: bool = typer.Option(True, help="narrow each forward stop to static control flow (model.static.flow)"),
-    repr_check: bool = typer.Option(True, help="never write an impossible repr (duplicate keys, unbalanced brackets)"),
-    threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
-    candidates: int = typer.Option(1, min=1, help="answers drawn per predicted stop (greedy, then samples), the most likely kept (model.decode.rerank); every other action"),
-    call_candidates: int | None = typer.Option(None, min=1, help="the same for inv_step_call, a call's arguments (default: model.decode.rerank's, 8)"),
-    coarse_candidates: int | None = typer.Option(None, min=1, help="the same for step_return, continue and breakpoint (default: model.decode.rerank's)"),
-    check_weight: float | None = typer.Option(None, help="weight of the backward check in the ranking (inv_step_call after a return; default model.decode.rerank's)"),
-    evidence_weight: float | None = typer.Option(None, help="log-probability taken off an inv_step_call answer per argument use it contradicts (model.decode.arg_evidence; default model.decode.rerank's)"),
-    stale_penalty: float | None = typer.Option(None, help="log-probability taken off a step_return/continue/breakpoint answer that loops back in the same frame changing nothing (model.decode.rerank; default model.decode.rerank's)"),
-    sample_seed: int = typer.Option(0, help=SAMPLE_SEED_HELP),
-    seed_per_draw: bool = typer.Option(True, "--seed-per-draw/--one-generator", help=PER_DRAW_HELP),
+    constrained: ConstrainedOpt = True,
+    flow_constraint: FlowConstraintOpt = True,
+    repr_check: ReprCheckOpt = True,
+    threads: ThreadsOpt = 1,
+    candidates: CandidatesOpt = 1,
+    call_candidates: CallCandidatesOpt = None,
+    coarse_candidates: CoarseCandidatesOpt = None,
+    check_weight: CheckWeightOpt = None,
+    evidence_weight: EvidenceWeightOpt = None,
+    stale_penalty: StalePenaltyOpt = None,
+    sample_seed: SampleSeedOpt = 0,
+    seed_per_draw: SeedPerDrawOpt = True,
     keep_candidates: bool = typer.Option(False, help="record every ranked answer of a stop that drew several, scored against the real stop (ranking studies)"),
-    solo: bool = typer.Option(False, help="no companion models, whatever the checkpoint's ensemble.json names (model.backends.ensemble)"),
-    decoding: Decoding = typer.Option(Decoding.FULL, help=DECODING_HELP),
-    progress: bool = typer.Option(True, help="show a progress bar"),
+    solo: SoloOpt = False,
+    decoding: DecodingOpt = Decoding.FULL,
+    progress: ProgressOpt = True,
 ) -> None:
     """Held-out next-state exact match per action, forward and inverse, on the windows training uses (greedy)."""
     from train.eval import next_state as ns
@@ -456,7 +454,7 @@ def next_state(
 @app.command()
 def dev(
     out: Path = typer.Option(Path("results/dev"), help="output folder: one folder per figure and decoding, and DEV.md"),
-    model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
+    model: ModelOpt = None,
     count: int = typer.Option(1200, min=4, help="synthetic dev trajectories, 4 per program (300 programs: 50 were too few to see a 4-5 point fall)"),
     seed: int = typer.Option(999, help="seed of the synthetic dev programs (never the test seed 12345)"),
     limit: int = typer.Option(600, min=1, help="next-state questions (fewer are too noisy to choose a model on)"),
@@ -500,17 +498,17 @@ def dev(
 @app.command()
 def calibration(
     trajectories: list[Path] = typer.Option([], help="held-out trajectory shards (`neural-debugger tracegen synth --out DIR`): a folder or one .jsonl; repeat for several fitting sets (synthetic dev programs, a dev slice of real code)"),
-    model: Path | None = typer.Option(None, help="checkpoint folder (default: the shipped checkpoints/default)"),
+    model: ModelOpt = None,
     backend: str = typer.Option("transformers", help="transformers | vllm"),
-    vllm_url: str | None = typer.Option(None, help="a `vllm serve` URL for --backend vllm"),
+    vllm_url: VllmUrlOpt = None,
     out: Path = typer.Option(..., help="output folder: summary.json, records.jsonl, reliability.png, calibration.json"),
     limit: int | None = typer.Option(None, min=1, help="only N states per trajectories set, a seeded sample round-robin over actions (default: every state)"),
     seed: int = typer.Option(0, help="seed of the sample"),
     max_state_tokens: int = typer.Option(256, min=8, help="longest state to generate (a retry gets twice as many)"),
-    threads: int = typer.Option(1, min=1, help="torch CPU threads for decoding"),
+    threads: ThreadsOpt = 1,
     write_calibration: bool = typer.Option(False, "--write-calibration", help="write the fitted calibration.json into the --model folder"),
     records: list[Path] = typer.Option([], help="refit from earlier runs' records.jsonl of this model instead of generating (fast; --trajectories are then not answered); repeat to pool several sets"),
-    progress: bool = typer.Option(True, help="show a progress bar"),
+    progress: ProgressOpt = True,
 ) -> None:
     """Reliability of the model's confidence (location, each variable) on held-out teacher-forced states; ECE raw and calibrated, per set."""
     from model.paths import CheckpointNotFound, resolve_checkpoint
