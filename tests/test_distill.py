@@ -116,3 +116,25 @@ def test_refuses_half_a_setup_a_foreign_teacher_or_data(toy_packed, teacher, mic
     with pytest.raises(ValueError, match="not the student's"):
         train(_cfg(data=toy_packed, out=tmp_path / "w", init_from=teacher, steps=1, distill_from=stranger, distill_data=toy_packed))
     assert json.loads((teacher / "training_summary.json").read_text())["steps"] == 4
+
+
+def test_cli_distills_and_names_a_missing_half(toy_packed, teacher, tmp_path):
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "neural_debugger_cli", "train", "--data", str(toy_packed), "--init-from", str(teacher),
+                               "--steps", "2", "--eval-states", "0", "--no-progress", "--threads", "1", *args],
+                              cwd=repo, capture_output=True, text=True, timeout=240)  # fmt: skip
+
+    done = cli("--out", str(tmp_path / "a"), "--distill-from", str(teacher), "--distill-data", str(toy_packed), "--distill-batch", "1",
+               "--distill-weight", "0.5", "--distill-temperature", "2")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    distill = json.loads((tmp_path / "a" / "training_summary.json").read_text())["distill"]
+    assert (distill["batch"], distill["weight"], distill["temperature"], distill["sequences_seen"]) == (1, 0.5, 2.0, 2)
+    half = cli("--out", str(tmp_path / "b"), "--distill-data", str(toy_packed))
+    assert half.returncode == 2 and "both --distill-from" in half.stderr
+    unpacked = cli("--out", str(tmp_path / "c"), "--distill-from", str(teacher), "--distill-data", str(tmp_path))
+    assert unpacked.returncode == 2 and "not a packed data folder" in unpacked.stderr
