@@ -65,3 +65,26 @@ def test_two_ranks_update_like_one_process_accumulating_their_batches(packed: Pa
     losses_one = [r["loss"] for r in map(json.loads, (one / "metrics.jsonl").read_text().splitlines()) if r["kind"] == "train"]
     losses_two = [r["loss"] for r in map(json.loads, (two / "metrics.jsonl").read_text().splitlines()) if r["kind"] == "train"]
     assert losses_two == pytest.approx(losses_one, rel=1e-4)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("torchrun", path=str(Path(sys.executable).parent)) is None, reason="torchrun not installed")
+def test_two_ranks_distill_and_stay_in_step(packed: Path, tmp_path: Path) -> None:
+    """The distillation term's backward runs under no_sync before the main batches (DDP syncs it with theirs): the run
+    ends, the two ranks took distill rows of their own (counted together), and the student starts at its teacher."""
+    teacher = tmp_path / "teacher"
+    train(TrainConfig(out=teacher, data=packed / "packed", config_file=packed / "micro.json", steps=1, micro_batch=2, eval_states=0,
+                      eval_sequences=0, progress=False, threads=1, device="cpu"))  # fmt: skip
+    out = tmp_path / "student"
+    torchrun = str(Path(sys.executable).parent / "torchrun")
+    done = subprocess.run(
+        [torchrun, "--standalone", "--nproc_per_node", "2", "-m", "neural_debugger_cli", "train",
+         "--data", str(packed / "packed"), "--out", str(out), "--init-from", str(teacher), "--steps", str(STEPS), "--batch", "2",
+         "--distill-from", str(teacher), "--distill-data", str(packed / "packed"), "--distill-batch", "1",
+         "--eval-states", "0", "--eval-sequences", "0", "--log-every", "1", "--no-progress", "--threads", "1", "--device", "cpu"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((out / "training_summary.json").read_text())
+    assert summary["steps"] == STEPS and summary["distill"]["sequences_seen"] == STEPS * 1 * 2
+    kls = [r["distill_kl"] for r in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()) if r["kind"] == "train"]
+    assert len(kls) == STEPS and kls[0] == pytest.approx(0.0, abs=1e-4)
