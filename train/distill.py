@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
-
 from train.manifest import Manifest
 from train.packing import PackedSplit
 from train.schedule import SequenceOrder
@@ -89,9 +87,7 @@ class Distiller:
         """This rank's distill sequences for one step, as (input_ids, labels) tensors."""
         import torch
 
-        rows = self.order.take(self.batch * world)[rank * self.batch : (rank + 1) * self.batch]
-        ids, mask = self.split.batch(rows)
-        labels = np.where(mask, ids, -100)
+        ids, labels = self.split.labelled(self.order.take_rank(self.batch, rank, world))
         return torch.from_numpy(ids).to(device), torch.from_numpy(labels).to(device)
 
     def loss(self, student: Any, ids: Any, labels: Any, autocast: Callable[[], Any]) -> Any:

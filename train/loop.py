@@ -315,9 +315,7 @@ class Trainer:
         cfg, info = self.cfg, self.info
         out = []
         for _ in range(cfg.grad_accum):
-            rows = self.order.take(cfg.micro_batch * info.world)[info.rank * cfg.micro_batch : (info.rank + 1) * cfg.micro_batch]
-            ids, mask = self.train_split.batch(rows)
-            labels = np.where(mask, ids, -100)
+            ids, labels = self.train_split.labelled(self.order.take_rank(cfg.micro_batch, info.rank, info.world))
             out.append((torch.from_numpy(ids).to(info.device, non_blocking=True), torch.from_numpy(labels).to(info.device, non_blocking=True)))
         return out
 

@@ -105,3 +105,8 @@ class PackedSplit:
         """Token ids (int64) and mask (bool) of the given rows, in that order."""
         order = np.asarray(rows, dtype=np.int64)
         return self.tokens[order].astype(np.int64), self.mask[order].astype(bool)
+
+    def labelled(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids and labels (the id where the mask is on, -100 elsewhere) of the given rows."""
+        ids, mask = self.batch(rows)
+        return ids, np.where(mask, ids, -100)

@@ -95,6 +95,10 @@ class SequenceOrder:
         self.cursor += count
         return out
 
+    def take_rank(self, count: int, rank: int, world: int) -> np.ndarray:
+        """This rank's `count` of the next `count * world` indices (every rank advances the cursor alike)."""
+        return self.take(count * world)[rank * count : (rank + 1) * count]
+
     @property
     def epochs(self) -> float:
         return self.cursor / self.n if self.n else 0.0
