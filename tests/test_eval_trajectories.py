@@ -20,6 +20,10 @@ PROGRAMS = {
 }
 
 
+def _without_paths(out: Path, folder: Path) -> str:
+    return (out / "shard-00000.jsonl").read_text().replace(str(folder), "SET")
+
+
 def test_evaluation_programs_become_trajectories_that_training_refuses(tmp_path: Path) -> None:
     folder = tmp_path / "set"
     folder.mkdir()
@@ -36,6 +40,12 @@ def test_evaluation_programs_become_trajectories_that_training_refuses(tmp_path:
     again = tmp_path / "again"
     write_eval_trajectories(folder, again, per_program=2, seed=0)
     assert (again / "shard-00000.jsonl").read_text() == (out / "shard-00000.jsonl").read_text()  # reproducible by seed
+    moved = tmp_path / "elsewhere" / "deeper"
+    moved.mkdir(parents=True)
+    for name, source in PROGRAMS.items():
+        (moved / name).write_text(source)
+    write_eval_trajectories(moved, tmp_path / "moved", per_program=2, seed=0)
+    assert _without_paths(tmp_path / "moved", moved) == _without_paths(out, folder)  # the same set sampled alike wherever it lies
     with pytest.raises(ValueError, match="evaluation_only"):
         pack(out, tmp_path / "packed", progress=False)
     empty = tmp_path / "empty"

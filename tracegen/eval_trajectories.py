@@ -5,7 +5,7 @@ evaluations read trajectories, not programs (`eval calibration`, `eval next-stat
 folders of programs (the everyday set, examples/). `write_eval_trajectories(folder, out, ...)` records each program
 of the folder with the fast recorder under the dataset's filter (default object reprs allowed: objects are part of
 everyday code) and samples trajectories from it with the dataset's policy (`tracegen.sampling.sample_trajectories`,
-seeded per program), into one shard that the evaluations read like any other. Its manifest says ``"evaluation_only": true``; the training data loader refuses such a folder.
+seeded per program by its path inside the folder), into one shard that the evaluations read like any other. Its manifest says ``"evaluation_only": true``; the training data loader refuses such a folder.
 """
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ def write_eval_trajectories(folder: Path, out: Path, *, per_program: int = 4, se
         if trace is None:
             result.skipped[spec.origin] = reason or "not recorded"
             continue
-        trajectories = sample_trajectories(trace, random.Random(f"{seed}:{spec.origin}"), per_program, max_steps)
+        name = _relative_name(spec.origin, folder)
+        trajectories = sample_trajectories(trace, random.Random(f"{seed}:{name}"), per_program, max_steps)
         if not trajectories:
             result.skipped[spec.origin] = "no trajectories"
             continue
@@ -60,3 +61,9 @@ def write_eval_trajectories(folder: Path, out: Path, *, per_program: int = 4, se
                 "max_steps": max_steps, "trajectories": result.trajectories, "programs": result.programs, "skipped": result.skipped}  # fmt: skip
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return result
+
+
+def _relative_name(origin: str, folder: Path) -> str:
+    """The program's path inside the set: its trajectories are the same wherever the set lies."""
+    path, root = Path(origin).resolve(), folder.resolve()
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name
