@@ -11,7 +11,8 @@ answer alone. *Full* adds the rules whose weight or reach was chosen by measurin
 - ``value_kinds``: a return value and a call's arguments begin as the kinds the source allows
   (`model.static.return_kinds`, `model.static.param_kinds`);
 - ``known_entries``: a called frame's parameters fixed where the call passes literals (`model.static.call_args`);
-- ``line_effects``: a step's delta lists only the names the line may change (`model.static.line_effects`);
+- ``line_effects``: a step's delta lists only the names the line may change (`model.static.line_effects`), and
+  the new names it certainly binds (`model.static.certain_bindings`);
 - ``ranking``: several answers drawn after inv_step_call and the coarse actions, the most likely kept,
   with the argument evidence and the stale penalty (`model.decode.rerank`, `model.decode.arg_evidence`);
 - ``ensemble``: companion models draw and score a call's arguments (`model.backends.ensemble`).

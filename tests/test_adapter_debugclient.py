@@ -54,13 +54,9 @@ def test_debugclient_beyond_a_real_debugger(tiny_checkpoint: Path) -> None:
     run_scenarios("beyond.test.js", passed=6, NEURAL_MODEL=str(tiny_checkpoint))
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue #34 open: Continue runs as fine steps chosen from the source (model.static.reach: "
-                   "into check() on line 9, over lines that cannot reach it), but the shipped model's values go wrong on the "
-                   "way (`it` missing, then `v` = 4 or -1) and its run takes check()'s other branch or ends; candidate-stage15 "
-                   "too. Strict: it fails the suite once the model arrives, so the marks must then go")
 def test_debugclient_continue_arrives_with_the_shipped_model() -> None:
-    """Continue from the entry to a breakpoint inside a called function, over the shipped model (tests/js/model_continue.test.js);
+    """Continue from the entry to a breakpoint inside a called function, over the shipped model (tests/js/model_continue.test.js):
+    it arrives since a step must show the names its line certainly binds (`model.static.certain_bindings`: `out = []`);
     $NEURAL_MODEL: another checkpoint (e.g. a candidate) instead of checkpoints/default."""
     from model.paths import DEFAULT_CHECKPOINT
 

@@ -65,23 +65,29 @@ def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" =
     fixed = known.values if known is not None else None
     if not names:
         return head + _lines(lines) + (lang.LOCALS_ANY_RE if continued else lang.FULL_LOCALS_RE)
-    groups: dict[frozenset[str] | None, list[int]] = {}
+    kept = kept if continued else None
+    groups: dict[tuple[frozenset[str] | None, frozenset[str]], list[int]] = {}
     for line in sorted(lines):
-        groups.setdefault(names.get((name, line)), []).append(line)
-    def body(visible: frozenset[str] | None) -> str:
+        required = kept.required.get(line, frozenset()) if kept is not None else frozenset()
+        visible = names.get((name, line))
+        groups.setdefault((None if visible is None else frozenset(visible), required), []).append(line)
+    def body(visible: frozenset[str] | None, required: frozenset[str]) -> str:
         if visible is None:
             return lang.LOCALS_ANY_RE if continued else lang.FULL_LOCALS_RE
-        if kept is not None and continued:
-            return kept_locals_regex(visible, kept)
+        if kept is not None:
+            return kept_locals_regex(visible, kept, required)
         return locals_regex(visible, continued, fixed, base)
 
-    return head + alt(_lines(group) + body(visible) for visible, group in groups.items())
+    return head + alt(_lines(group) + body(*key) for key, group in groups.items())
 
 
-def kept_locals_regex(visible: frozenset[str], kept: "KeptLocals") -> str:
-    """A continued frame's locals after one step: a delta of the names that may change, or in full with the kept values."""
-    delta = delta_locals_regex(_delta_order(kept.delta_keys(visible), kept.order))
-    return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), kept.kept)})"
+def kept_locals_regex(visible: frozenset[str], kept: "KeptLocals", required: frozenset[str] = frozenset()) -> str:
+    """A continued frame's locals after one step: a delta of the names that may change, or in full with the kept values;
+    either lists the `required` names (new names the line certainly binds, `model.static.certain_bindings`)."""
+    keys = kept.delta_keys(visible)
+    required = required & keys
+    delta = delta_locals_regex(_delta_order(keys, kept.order), required)
+    return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), kept.kept, required)})"
 
 
 def locals_regex(visible: Iterable[str], delta_allowed: bool, fixed: "Mapping[str, str] | None" = None,
@@ -104,22 +110,29 @@ def _pair(key: str, fixed: "Mapping[str, str] | None") -> str:
     return re.escape(lang.json_string(key)) + ":" + value
 
 
-def full_locals_regex(keys: Iterable[str], fixed: "Mapping[str, str] | None" = None) -> str:
-    """A full locals object: some of `keys`, each at most once, in debugpy's order (`protocol.debugger.display_key`)."""
+def full_locals_regex(keys: Iterable[str], fixed: "Mapping[str, str] | None" = None, required: frozenset[str] = frozenset()) -> str:
+    """A full locals object: some of `keys` (the `required` ones always), each at most once, in debugpy's order
+    (`protocol.debugger.display_key`)."""
     ordered = sorted(set(keys), key=display_key)
     if not ordered:
         return r"\{\}"
     pairs = [_pair(k, fixed) for k in ordered]
-    if len(pairs) > MAX_ORDERED:
+    if len(pairs) > MAX_ORDERED:  # any order: what is required is not enforced
         pair = alt(pairs)
         return rf"\{{(?:{pair}(?:,{pair})*)?\}}"
-    starts = [pairs[i] + "".join(f"(?:,{p})?" for p in pairs[i + 1:]) for i in range(len(pairs))]
-    return rf"\{{{alt(starts)}?\}}"
+    needed = [i for i, k in enumerate(ordered) if k in required]
+    first = needed[0] if needed else len(pairs) - 1  # the object starts at or before its first required key
+
+    def rest(i: int) -> str:
+        return "".join(f",{p}" if ordered[j] in required else f"(?:,{p})?" for j, p in enumerate(pairs[i + 1:], i + 1))
+
+    starts = [pairs[i] + rest(i) for i in range(first + 1)]
+    return rf"\{{{alt(starts)}\}}" if needed else rf"\{{{alt(starts)}?\}}"
 
 
-def delta_locals_regex(ordered: Sequence[str]) -> str:
-    """A delta: some of `ordered` (each at most once, in that order), then ``..}``."""
-    return r"\{" + "".join(f"(?:{_pair(k, None)},)?" for k in ordered) + r"\.\.\}"
+def delta_locals_regex(ordered: Sequence[str], required: frozenset[str] = frozenset()) -> str:
+    """A delta: some of `ordered` (the `required` ones always; each at most once, in that order), then ``..}``."""
+    return r"\{" + "".join(f"{_pair(k, None)}," if k in required else f"(?:{_pair(k, None)},)?" for k in ordered) + r"\.\.\}"
 
 
 def _unordered_delta(keys: frozenset[str]) -> str:

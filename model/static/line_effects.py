@@ -15,13 +15,15 @@ step may rebind there and the immutable values it must keep, from `model.static.
 sites (so the same programs are left out: ``exec``, ``globals()``, class bodies...; a program that
 defines ``__repr__`` too, since its reprs can look like literals). The flow grammar
 (`model.static.flow_regex`) then allows a continued frame's delta to list only those names and, written in
-full, the kept values unchanged. Checked on recorded runs (tests/test_line_effects.py).
+full, the kept values unchanged. For the stepping frame, `KeptLocals.required` adds the other side: the new names
+the line certainly binds (`model.static.certain_bindings`), which the delta or the full locals must then list.
+Checked on recorded runs (tests/test_line_effects.py, tests/test_certain_bindings.py).
 """
 from __future__ import annotations
 
 import ast
 import symtable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from protocol.debugger import ActionKind, State
@@ -37,6 +39,8 @@ class KeptLocals:
     kept: dict[str, str]
     shown: frozenset[str]  # the frame's keys before the step
     order: tuple[str, ...] = ()  # the same, in the order the frame showed them
+    # next line -> new names the step certainly shows there (`model.static.certain_bindings`; the stepping frame only)
+    required: dict[int, frozenset[str]] = field(default_factory=dict)
 
     def delta_keys(self, visible: frozenset[str]) -> frozenset[str]:
         """The keys a delta of the frame may list: changed values and new names."""
@@ -67,8 +71,17 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
         if names is None:
             continue
         kept = {k: v for k, v in frame.locals.items() if k not in names and is_immutable_repr(v)}
-        out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals))
+        required = _required(program, frame.name, frame.line, frame.locals) if depth == top else {}
+        out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals), required)
     return out
+
+
+def _required(program: str, name: str, line: int, shown: dict[str, str]) -> dict[int, frozenset[str]]:
+    """Next line -> the names a step from `line` of frame `name` certainly binds that the frame does not show yet."""
+    from model.static.certain_bindings import certain_bindings
+
+    nexts = certain_bindings(program).get((name, line), {})
+    return {n: frozenset(new) for n, names in nexts.items() if (new := names - shown.keys())}
 
 
 def is_immutable_repr(text: str) -> bool:

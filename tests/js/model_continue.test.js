@@ -41,12 +41,10 @@ test('continue from the entry arrives at a breakpoint inside a called function',
       dc.assertStoppedLocation('entry', { line: 1 }),
     ]);
     // the first of a stop and the end of the session: a prediction that runs to the end must fail here, not time out
-    const arrived = Promise.race([
-      dc.waitForEvent('stopped'),
-      dc.waitForEvent('terminated').then(() => ({ body: { reason: 'terminated (the predicted run ended)' } })),
-    ]);
+    const arrived = client.waitForAny(dc, ['stopped', 'terminated']);
     await dc.continueRequest({ threadId: 1 });
     const event = await arrived;
+    assert.equal(event.event, 'stopped', `the predicted run ended before the breakpoint: ${JSON.stringify(event)}`);
     assert.equal(event.body.reason, 'breakpoint', JSON.stringify(event.body));
     const stack = await dc.stackTraceRequest({ threadId: 1 });
     assert.deepEqual(stack.body.stackFrames.map((f) => [f.name, f.line]), [['check', 4], ['run', 9], ['<module>', 12]]);
