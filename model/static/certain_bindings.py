@@ -11,12 +11,15 @@ stop's locals when the value is certainly shown:
 - a call of a builtin that returns a plain value (``len``, ``int``, ``str``, ``list``, ``sorted``, ``range``...;
   not one that returns an argument or whatever a dunder method returns, like ``max`` or ``abs``), when the
   program never rebinds that builtin's name;
+- a call of one of the program's functions whose every return is typed (`model.static.return_kinds`: builtin
+  kinds only), or of one of its classes (an instance; no ``__new__``, metaclass or other decorator than
+  ``dataclass`` / ``total_ordering``), when the program binds that name once;
 - ``not``, ``in`` / ``is`` tests (always a bool); arithmetic and comparisons where no class of the program
   defines an operator method (builtin operators never return a function, class or module);
 - ``a or b``, ``a if c else b`` of such values.
 
-The same for a ``for`` loop over ``range(...)`` (its variable) or ``enumerate(...)`` (its counter), on the
-step from the header into the body. Left out: a statement inside a ``try`` body or a ``with`` block (a caught
+The same for a ``for`` loop over ``range(...)`` (its variable), ``enumerate(...)`` (its counter), a display of
+such values or a string literal, on the step from the header into the body. Left out: a statement inside a ``try`` body or a ``with`` block (a caught
 or suppressed exception goes on without the binding), a line with other statements on it, names a function
 declares ``global`` / ``nonlocal``, functions that library code may call again (`model.static.flow`'s
 ``indirect``: the next stop may be a new call's first line), class bodies.
@@ -45,16 +48,19 @@ OPERATOR_METHODS = frozenset({f"__{n}__" for n in _OPERATORS} | {f"__r{n}__" for
 _DISPLAYS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp,
              ast.DictComp, ast.GeneratorExp)  # fmt: skip
 _ALWAYS_BOOL = (ast.In, ast.NotIn, ast.Is, ast.IsNot)
+PLAIN_DECORATORS = frozenset({"dataclass", "total_ordering"})
 
 Bindings = dict[tuple[str, int], dict[int, frozenset[str]]]
 
 
 @dataclass(frozen=True)
 class _Facts:
-    """What the whole program says about values: the names it binds anywhere, and whether it overloads operators."""
+    """What the whole program says about values: the names it binds anywhere, whether it overloads operators, and
+    its own functions and classes whose call certainly gives a shown value."""
 
     bound: frozenset[str]
     operators: bool
+    plain_calls: frozenset[str] = frozenset()
 
 
 def certain_bindings(program: str) -> Bindings:
@@ -71,7 +77,7 @@ def _certain_bindings(program: str) -> Bindings:
         tree = ast.parse(program)
     except (FlowUnavailable, SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    facts = _facts(tree)
+    facts = _facts(program, tree)
     owners = Counter((scope.name, line) for scope in flow.scopes for line in scope.lines)  # a frame is named by its code object
     out: Bindings = {}
     for scope in flow.scopes:
@@ -156,15 +162,18 @@ def _is_certain_assignment(stmt: ast.stmt, facts: _Facts) -> bool:
 
 
 def _loop_counter(stmt: ast.For, facts: _Facts) -> str | None:
-    """The name a ``for`` over ``range(...)`` or ``enumerate(...)`` binds to an int, or None."""
-    call = stmt.iter
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id not in facts.bound):
+    """The name a ``for`` certainly binds to a shown value: over ``range(...)``, the counter of ``enumerate(...)``,
+    the items of a display of shown values or the characters of a string literal; or None."""
+    loop, target = stmt.iter, stmt.target
+    if isinstance(loop, ast.Call) and isinstance(loop.func, ast.Name) and loop.func.id not in facts.bound:
+        if loop.func.id == "range" and isinstance(target, ast.Name):
+            return target.id
+        if loop.func.id == "enumerate" and isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name):
+            return target.elts[0].id
         return None
-    if call.func.id == "range" and isinstance(stmt.target, ast.Name):
-        return stmt.target.id
-    if call.func.id == "enumerate" and isinstance(stmt.target, ast.Tuple) and stmt.target.elts and isinstance(stmt.target.elts[0], ast.Name):
-        return stmt.target.elts[0].id
-    return None
+    items = isinstance(loop, (ast.List, ast.Tuple, ast.Set)) and all(not isinstance(e, ast.Starred) and _shown(e, facts) for e in loop.elts)
+    text = isinstance(loop, ast.JoinedStr) or (isinstance(loop, ast.Constant) and isinstance(loop.value, str))
+    return target.id if (items or text) and isinstance(target, ast.Name) else None
 
 
 def _target_names(stmt: ast.stmt) -> Iterator[str]:
@@ -179,8 +188,9 @@ def _shown(expr: ast.expr, facts: _Facts) -> bool:
     """Whether `expr`'s value is certainly one debugpy lists (not a function, class or module)."""
     if isinstance(expr, _DISPLAYS):
         return True
-    if isinstance(expr, ast.Call):
-        return isinstance(expr.func, ast.Name) and expr.func.id in PLAIN_RESULT_BUILTINS and expr.func.id not in facts.bound
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name):
+        name = expr.func.id
+        return (name in PLAIN_RESULT_BUILTINS and name not in facts.bound) or name in facts.plain_calls
     if isinstance(expr, ast.UnaryOp):
         return isinstance(expr.op, ast.Not) or not facts.operators
     if isinstance(expr, ast.Compare):
@@ -198,26 +208,43 @@ def _hidden(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
 
-def _facts(tree: ast.Module) -> _Facts:
-    bound: set[str] = set()
+def _facts(program: str, tree: ast.Module) -> _Facts:
+    from model.static.return_kinds import return_kinds
+
+    bound: Counter[str] = Counter()
     operators = False
+    definitions: dict[str, ast.AST] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
+            bound[node.id] += 1
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
+            bound[node.name] += 1
+            definitions[node.name] = node
             operators = operators or node.name in OPERATOR_METHODS
         elif isinstance(node, ast.arg):
-            bound.add(node.arg)
+            bound[node.arg] += 1
         elif isinstance(node, ast.alias):
-            bound.add((node.asname or node.name).split(".")[0])
+            bound[(node.asname or node.name).split(".")[0]] += 1
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             bound.update(node.names)
         elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
+            bound[node.name] += 1
         elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            bound.add(node.name)
-    return _Facts(frozenset(bound), operators)
+            bound[node.name] += 1
+    typed = return_kinds(program)  # builtin kinds only: never a function, class or module
+    plain = {name for name, node in definitions.items() if bound[name] == 1 and (
+        (isinstance(node, ast.FunctionDef) and name in typed) or (isinstance(node, ast.ClassDef) and _plain_class(node, "__new__" in bound)))}
+    return _Facts(frozenset(bound), operators, frozenset(plain))
+
+
+def _plain_class(node: ast.ClassDef, new_defined: bool) -> bool:
+    """Whether calling the class certainly gives an instance (shown as an object): no ``__new__`` in the program,
+    not a metaclass, none named, no decorator but ``dataclass`` / ``total_ordering`` (which return the class)."""
+    decorators = {d.func if isinstance(d, ast.Call) else d for d in node.decorator_list}
+    names = {d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", None) for d in decorators}
+    bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases}
+    metaclass = any(b == "type" or b.endswith("Meta") for b in bases)  # calling a metaclass makes a class: hidden
+    return not new_defined and not node.keywords and not metaclass and names <= PLAIN_DECORATORS
 
 
 def _declared(body: list[ast.stmt]) -> frozenset[str]:
