@@ -9,7 +9,7 @@ import regex
 from model.static.entry_locals import entry_locals, inverse_call_regex
 from model.static.flow_regex import return_value_regex
 from model.static.param_kinds import param_starts
-from model.static.return_kinds import return_kinds
+from model.static.return_kinds import local_kinds, return_kinds
 from model.prompt import language as lang
 from model.static.value_kinds import kinds_value_regex, repr_fits, repr_kind, starts_value_regex, starts_with_attribute
 from protocol.debugger import Frame, ReturnValue, State, StopReason
@@ -119,3 +119,42 @@ def test_every_recorded_return_value_has_an_allowed_kind(seed: int) -> None:
             checked += 1
             assert repr_fits(rv.value, kinds[rv.name.rsplit(".", 1)[-1]]), (source, rv)
     assert checked > 10
+
+
+def test_a_functions_locals_take_the_kinds_of_their_bindings() -> None:
+    program = ("def f(xs, n):\n    total = 0\n    names = []\n    for x in xs:\n        total += x\n        names.append(str(x))\n"
+               "    label = ', '.join(names)\n    for i in range(n):\n        pass\n    y = n\n    a, b = 1, 2\n    return label\n")
+    assert local_kinds(program) == {"f": {"total": frozenset({"int", "float"}), "names": frozenset({"list"}),
+                                          "label": frozenset({"str"}), "i": frozenset({"int"})}}  # y, a, b: untyped
+    assert local_kinds(program + "def f():\n    pass\n") == {}  # two functions named f: a frame's name is ambiguous
+    shared = "def outer():\n    n = 0\n    def bump():\n        nonlocal n\n        n = 'x'\n    bump()\n    return n\n"
+    assert "n" not in local_kinds(shared).get("outer", {})  # an inner function may rebind it
+
+
+def test_the_step_grammar_types_a_functions_locals() -> None:
+    from model.decode.constraints import state_constraint
+    from protocol.debugger import Action, ActionKind
+
+    program = "def run(items):\n    out = []\n    for it in items:\n        out.append(it)\n    return out\n\nres = run([1, 2])\n"
+    previous = State(reason=StopReason.STEP, frames=[Frame(name="run", line=2, source="    out = []", locals={"items": "[1, 2]"}),
+                                                     Frame(name="<module>", line=7, source="res = run([1, 2])", locals={})])
+    constraint = state_constraint(program, previous, action=Action(kind=ActionKind.STEP_OVER), reprs=True)
+    head = "<|reason_step|><|frame_sep|><module><|line_sep|>7{..}<|frame_sep|>run<|line_sep|>3"
+    assert constraint.complete(head + '{"out":"[]",..}')
+    assert not constraint.allows(head + '{"out":"None')  # out is a list wherever run shows it
+    assert not constraint.allows(head + '{"out":"\'')
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_recorded_local_has_an_allowed_kind(seed: int) -> None:
+    checked = 0
+    for source, trace in recorded_programs(15, seed):
+        kinds = local_kinds(source)
+        for state in InverseChain(trace, max_states=400).states:
+            for frame in state.frames:
+                typed = kinds.get(frame.name, {}) if frame.file is None else {}
+                for name, value in frame.locals.items():
+                    if name in typed:
+                        checked += 1
+                        assert repr_fits(value, typed[name]), (source, frame.name, name, value, typed[name])
+    assert checked > 50

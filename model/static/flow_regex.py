@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from model.prompt import language as lang
 from model.static.flow import AnyStack, Continue, FlowSet, Push, Shape
 from model.static.frame_names import frame_names as visible_names
+from model.static.return_kinds import local_kinds
 from protocol.debugger import Ending, Frame, State, StopReason, display_key
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 EXCEPTION_TAIL_RE = f"(?:{re.escape(lang.EXCEPTION_SEP)}{lang.EXCEPTION_TYPE_RE}{lang.JSON_STRING_RE})?"
 
 Names = dict[tuple[str, int], frozenset[str]]  # (code object name, line) -> visible names (`model.static.frame_names`)
+Typed = Mapping[str, frozenset[str]]  # a frame's local -> the builtin kinds its value can have (`model.static.return_kinds.local_kinds`)
 
 
 
@@ -51,10 +53,11 @@ def kept_frames(old: list[Frame], depth: int) -> str:
 
 
 def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" = None, known: "KnownEntry | None" = None,
-           kept: "KeptLocals | None" = None, base: "Sequence[str] | None" = None) -> str:  # fmt: skip
+           kept: "KeptLocals | None" = None, base: "Sequence[str] | None" = None, typed: "Typed | None" = None) -> str:  # fmt: skip
     """A top frame `name` on one of `lines`; with `names` (`model.static.frame_names`), its locals' keys are the names visible on that line.
     `known` (a new frame's known parameters, `model.static.call_args`): those keys only with their values, or the whole locals object.
-    `kept` (a continued frame after one step, `model.static.line_effects`): a delta lists only what may change, kept values stay."""
+    `kept` (a continued frame after one step, `model.static.line_effects`): a delta lists only what may change, kept values stay.
+    `typed` (`model.static.return_kinds.local_kinds`): a local's value begins as one of its kinds."""
     lines = set(lines)
     if not lines:
         return ""
@@ -75,48 +78,54 @@ def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" =
         if visible is None:
             return lang.LOCALS_ANY_RE if continued else lang.FULL_LOCALS_RE
         if kept is not None:
-            return kept_locals_regex(visible, kept, required)
-        return locals_regex(visible, continued, fixed, base)
+            return kept_locals_regex(visible, kept, required, typed)
+        return locals_regex(visible, continued, fixed, base, typed)
 
     return head + alt(_lines(group) + body(*key) for key, group in groups.items())
 
 
-def kept_locals_regex(visible: frozenset[str], kept: "KeptLocals", required: frozenset[str] = frozenset()) -> str:
+def kept_locals_regex(visible: frozenset[str], kept: "KeptLocals", required: frozenset[str] = frozenset(), typed: "Typed | None" = None) -> str:
     """A continued frame's locals after one step: a delta of the names that may change, or in full with the kept values;
     either lists the `required` names (new names the line certainly binds, `model.static.certain_bindings`)."""
     keys = kept.delta_keys(visible)
     required = required & keys
-    delta = delta_locals_regex(_delta_order(keys, kept.order), required)
-    return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), kept.kept, required)})"
+    delta = delta_locals_regex(_delta_order(keys, kept.order), required, typed)
+    return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), kept.kept, required, typed)})"
 
 
 def locals_regex(visible: Iterable[str], delta_allowed: bool, fixed: "Mapping[str, str] | None" = None,
-                 base: "Sequence[str] | None" = None) -> str:  # fmt: skip
+                 base: "Sequence[str] | None" = None, typed: "Typed | None" = None) -> str:  # fmt: skip
     """A frame's locals object whose keys are among `visible` (in full, or with `delta_allowed` also as a delta
     against a frame that showed `base`, in that order); a key of `fixed` only with its value there."""
-    full = full_locals_regex(visible, fixed)
+    full = full_locals_regex(visible, fixed, typed=typed)
     if not delta_allowed:
         return full
     keys = frozenset(visible)
-    delta = delta_locals_regex(_delta_order(keys, base)) if base is not None else _unordered_delta(keys)
+    delta = delta_locals_regex(_delta_order(keys, base), typed=typed) if base is not None else _unordered_delta(keys)
     return f"(?:{full}|{delta})"
 
 
 MAX_ORDERED = 16  # more keys than this: the full object's keys in any order (the ordered regex grows with the square)
 
 
-def _pair(key: str, fixed: "Mapping[str, str] | None") -> str:
-    value = re.escape(lang.json_string(fixed[key])) if fixed and key in fixed else lang.JSON_STRING_RE
+def _pair(key: str, fixed: "Mapping[str, str] | None", typed: "Typed | None" = None) -> str:
+    from model.static.value_kinds import kinds_value_regex
+
+    if fixed and key in fixed:
+        value = re.escape(lang.json_string(fixed[key]))
+    else:
+        value = kinds_value_regex(typed[key]) if typed and key in typed else lang.JSON_STRING_RE
     return re.escape(lang.json_string(key)) + ":" + value
 
 
-def full_locals_regex(keys: Iterable[str], fixed: "Mapping[str, str] | None" = None, required: frozenset[str] = frozenset()) -> str:
+def full_locals_regex(keys: Iterable[str], fixed: "Mapping[str, str] | None" = None, required: frozenset[str] = frozenset(),
+                      typed: "Typed | None" = None) -> str:  # fmt: skip
     """A full locals object: some of `keys` (the `required` ones always), each at most once, in debugpy's order
     (`protocol.debugger.display_key`)."""
     ordered = sorted(set(keys), key=display_key)
     if not ordered:
         return r"\{\}"
-    pairs = [_pair(k, fixed) for k in ordered]
+    pairs = [_pair(k, fixed, typed) for k in ordered]
     if len(pairs) > MAX_ORDERED:  # any order: what is required is not enforced
         pair = alt(pairs)
         return rf"\{{(?:{pair}(?:,{pair})*)?\}}"
@@ -130,9 +139,10 @@ def full_locals_regex(keys: Iterable[str], fixed: "Mapping[str, str] | None" = N
     return rf"\{{{alt(starts)}\}}" if needed else rf"\{{{alt(starts)}?\}}"
 
 
-def delta_locals_regex(ordered: Sequence[str], required: frozenset[str] = frozenset()) -> str:
+def delta_locals_regex(ordered: Sequence[str], required: frozenset[str] = frozenset(), typed: "Typed | None" = None) -> str:
     """A delta: some of `ordered` (the `required` ones always; each at most once, in that order), then ``..}``."""
-    return r"\{" + "".join(f"{_pair(k, None)}," if k in required else f"(?:{_pair(k, None)},)?" for k in ordered) + r"\.\.\}"
+    pairs = [_pair(k, None, typed) for k in ordered]
+    return r"\{" + "".join(f"{p}," if k in required else f"(?:{p},)?" for k, p in zip(ordered, pairs)) + r"\.\.\}"
 
 
 def _unordered_delta(keys: frozenset[str]) -> str:
@@ -148,14 +158,17 @@ def _delta_order(keys: frozenset[str], base: "Sequence[str] | None") -> list[str
 
 def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None,
            entry: "Mapping[str, KnownEntry] | None" = None, kept: "Mapping[int, KeptLocals] | None" = None,
-           before_line: bool = True) -> str:  # fmt: skip
+           before_line: bool = True, kinds: "Mapping[str, Typed] | None" = None) -> str:  # fmt: skip
     """The stacks `shape` allows. `before_line`: the stop comes before the top frame's line runs (a step or a
-    breakpoint, not an exception raised in the middle of it), so any top frame's keys are its line's visible names."""
+    breakpoint, not an exception raised in the middle of it), so any top frame's keys are its line's visible names.
+    `kinds`: function name -> its typed locals (`model.static.return_kinds.local_kinds`)."""
+    kinds = kinds or {}
     if isinstance(shape, Continue):
         if shape.depth >= len(old) or not shape.lines:
             return ""
-        head = _frame(lang.FRAME_SEP, old[shape.depth].name, shape.lines, names if old[shape.depth].file is None else None,
-                      kept=(kept or {}).get(shape.depth), base=list(old[shape.depth].locals))  # fmt: skip
+        frame = old[shape.depth]
+        head = _frame(lang.FRAME_SEP, frame.name, shape.lines, names if frame.file is None else None,
+                      kept=(kept or {}).get(shape.depth), base=list(frame.locals), typed=kinds.get(frame.name) if frame.file is None else None)  # fmt: skip
         return kept_frames(old, shape.depth) + head
     if isinstance(shape, Push):
         options = []
@@ -163,7 +176,7 @@ def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names
             continues = shape.depth < len(old) and old[shape.depth].name == name and old[shape.depth].file is None
             known = (entry or {}).get(name) if shape.depth == len(old) else None  # a call from the top frame's line
             base = list(old[shape.depth].locals) if continues else None
-            options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines, names, known, base=base))
+            options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines, names, known, base=base, typed=kinds.get(name)))
         body = alt(o for o in options if o)
         return kept_frames(old, shape.depth) + body if body else ""
     return _any_stack(shape, old, info, names if before_line else None)
@@ -216,7 +229,8 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
     (`model.static.call_args.entry_values`, for a step_into) fixes known parameters of a frame the top frame's line calls;
     `kept` (`model.static.line_effects.kept_locals`, for a step) narrows the continued frames' locals. `frame_names`: a
     frame's keys are the names visible on its line (`model.static.frame_names`); `typed_returns`: a return value of the
-    kinds its function returns (`model.static.return_kinds`); off, any keys and any value (`model.decoding`'s plain rules)."""
+    kinds its function returns (`model.static.return_kinds`), and a function's locals of the kinds its bindings give
+    (`local_kinds`); off, any keys and any value (`model.decoding`'s plain rules)."""
     if flow.unconstrained:
         return lang.state_regex(program, previous, include_end=include_end)
     info = lang.program_info(program)
@@ -224,6 +238,7 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
         return lang.state_regex(program, previous, include_end=include_end)
     old = list(reversed(previous.frames))
     names = visible_names(program) if frame_names else None
+    kinds = local_kinds(program) if typed_returns else None
     running = []
     value = f"{re.escape(lang.RETURN_SEP)}{return_value_regex(program, info.names or (), typed=typed_returns)}"
     for token, reason, shapes in ((lang.REASON_STEP, StopReason.STEP, flow.step), (lang.REASON_BREAKPOINT, StopReason.BREAKPOINT, flow.breakpoint),
@@ -231,7 +246,7 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
         steps_kept = kept if token == lang.REASON_STEP else None  # a breakpoint may stop after more lines of the frame ran
         stacks = []
         for must in (True, False):  # a frame left by a return shows its value (FlowSet.returned); others may
-            body = alt(s for s in (_shape(shape, old, info, names, entry, steps_kept, token != lang.REASON_EXCEPTION) for shape in shapes
+            body = alt(s for s in (_shape(shape, old, info, names, entry, steps_kept, token != lang.REASON_EXCEPTION, kinds) for shape in shapes
                                    if flow.must_return(shape, reason) == must) if s)  # fmt: skip
             if body:
                 stacks.append(f"(?:{body}){value}" if must else f"(?:{body})(?:{value})?")

@@ -18,7 +18,8 @@ are left out: unknown):
 Operators with one side unknown assume the other side's builtin behaviour (``s + x`` is a str when
 ``s`` is one) only in a *closed* program: no imports and no class defining an operator method, so
 every value is a builtin or a plain user object. Generators, coroutines and lambdas are left out.
-The rules are checked against recorded return values (tests/test_return_kinds.py).
+The rules are checked against recorded return values (tests/test_return_kinds.py). `local_kinds(program)` gives
+the same kinds for a function's locals (every binding typed), checked against recorded locals.
 """
 from __future__ import annotations
 
@@ -76,6 +77,33 @@ _REFLECTED = frozenset(f"__{op}__" for name in ("add", "sub", "mul", "truediv", 
 def return_kinds(program: str) -> dict[str, Kinds]:
     """Function name -> the kinds its return value can have (only the functions whose every return is typed)."""
     return dict(_analyse(program))
+
+
+def local_kinds(program: str) -> dict[str, dict[str, Kinds]]:
+    """Function name -> {local: the kinds its value can have}, for the locals every binding of which is typed by the
+    rules above (a local's value is always one of its bindings'); only functions defined once under their name (a
+    frame is named by its function), never a name some function declares ``nonlocal`` (it may rebind it)."""
+    return {name: dict(kinds) for name, kinds in _locals(program)}
+
+
+@lru_cache(maxsize=64)
+def _locals(program: str) -> tuple[tuple[str, tuple[tuple[str, Kinds], ...]], ...]:
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    world = _World.of(tree)
+    shared = {name for node in ast.walk(tree) if isinstance(node, ast.Nonlocal) for name in node.names}
+    out = []
+    for name, defs in sorted(world.functions.items()):
+        if len(defs) != 1:
+            continue
+        function = _Function(world, defs[0])
+        function._settle()
+        typed = tuple(sorted((n, k) for n, k in function.env.items() if k and n not in shared))
+        if typed:
+            out.append((name, typed))
+    return tuple(out)
 
 
 @lru_cache(maxsize=64)
