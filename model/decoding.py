@@ -8,8 +8,8 @@ answer alone. *Full* adds the rules whose weight or reach was chosen by measurin
 
 - ``frame_names``: a frame's locals' keys are the names visible on its line (`model.static.frame_names`),
   and ``inv_step_call``'s keys the function's entry locals (`model.static.entry_locals`);
-- ``value_kinds``: a return value and a call's arguments begin as the kinds the source allows
-  (`model.static.return_kinds`, `model.static.param_kinds`);
+- ``value_kinds``: a return value, a call's arguments and a function's locals begin as the kinds the source
+  allows (`model.static.return_kinds`, `model.static.param_kinds`);
 - ``known_entries``: a called frame's parameters fixed where the call passes literals (`model.static.call_args`);
 - ``line_effects``: a step's delta lists only the names the line may change (`model.static.line_effects`), and
   the new names it certainly binds (`model.static.certain_bindings`);
