@@ -129,6 +129,17 @@ def test_a_functions_locals_take_the_kinds_of_their_bindings() -> None:
     assert local_kinds(program + "def f():\n    pass\n") == {}  # two functions named f: a frame's name is ambiguous
     shared = "def outer():\n    n = 0\n    def bump():\n        nonlocal n\n        n = 'x'\n    bump()\n    return n\n"
     assert "n" not in local_kinds(shared).get("outer", {})  # an inner function may rebind it
+    nested = "def f():\n    def g():\n        x = 1\n        return x\n    return x\n"
+    assert "f" not in return_kinds(nested) and "x" not in local_kinds(nested).get("f", {})  # g's x is not f's
+
+
+def test_the_modules_globals_take_the_kinds_of_their_bindings() -> None:
+    program = ("rows = [{'price': 2.5}]\ntotal = 0.0\nfor row in rows:\n    total += row['price']\nlabel = f'{total:.2f}'\n"
+               "def count(xs):\n    return len(xs)\nn = count(rows)\nm = len(rows)\n")
+    assert local_kinds(program)["<module>"] == {"rows": frozenset({"list"}), "total": frozenset({"float"}),
+                                                "label": frozenset({"str"}), "n": frozenset({"int"}), "m": frozenset({"int"})}
+    assert "m" not in local_kinds(program + "def g():\n    global m\n    m = 'x'\n")["<module>"]  # a function may rebind it
+    assert "<module>" not in local_kinds(program + "globals()['m'] = 'x'\n")  # bound where no analysis sees
 
 
 def test_the_step_grammar_types_a_functions_locals() -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -82,7 +83,8 @@ def return_kinds(program: str) -> dict[str, Kinds]:
 def local_kinds(program: str) -> dict[str, dict[str, Kinds]]:
     """Function name -> {local: the kinds its value can have}, for the locals every binding of which is typed by the
     rules above (a local's value is always one of its bindings'); only functions defined once under their name (a
-    frame is named by its function), never a name some function declares ``nonlocal`` (it may rebind it)."""
+    frame is named by its function), never a name some function declares ``nonlocal`` (it may rebind it); and
+    ``"<module>"`` -> the same for the module's globals (names a function declares ``global`` left out)."""
     return {name: dict(kinds) for name, kinds in _locals(program)}
 
 
@@ -94,16 +96,40 @@ def _locals(program: str) -> tuple[tuple[str, tuple[tuple[str, Kinds], ...]], ..
         return ()
     world = _World.of(tree)
     shared = {name for node in ast.walk(tree) if isinstance(node, ast.Nonlocal) for name in node.names}
+    scopes = [(name, _Function(world, defs[0])) for name, defs in sorted(world.functions.items()) if len(defs) == 1]
+    module = _module_scope(world, tree)
+    if module is not None:
+        scopes.append(("<module>", module))
     out = []
-    for name, defs in sorted(world.functions.items()):
-        if len(defs) != 1:
-            continue
-        function = _Function(world, defs[0])
+    for name, function in scopes:
         function._settle()
         typed = tuple(sorted((n, k) for n, k in function.env.items() if k and n not in shared))
         if typed:
             out.append((name, typed))
     return tuple(out)
+
+
+_DYNAMIC = frozenset({"globals", "vars", "exec", "eval", "__import__"})  # ways to bind a module's name unseen
+
+
+def _module_scope(world: _World, tree: ast.Module) -> "_Function | None":
+    """The module's globals as one more scope: its own bindings, any name a function declares ``global`` left
+    untyped; a function defined once (and nothing else bound to its name) is called as such. None when the program
+    may bind globals dynamically."""
+    if any(isinstance(n, ast.Name) and n.id in _DYNAMIC for n in ast.walk(tree)):
+        return None
+    body = ast.FunctionDef(name="<module>", args=ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[],
+                           kw_defaults=[], kwarg=None, defaults=[]), body=tree.body, decorator_list=[], returns=None)  # fmt: skip
+    scope = _Function(world, body)
+    declared = {name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names}
+    defined = Counter(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
+    for name, count in defined.items():
+        sites = scope.bindings.get(name, [])
+        if count == 1 and len(sites) == 1 and name not in declared:
+            del scope.bindings[name]  # a plain function: its calls are typed by its returns
+            scope.opaque.discard(name)
+    scope.opaque |= declared
+    return scope
 
 
 @lru_cache(maxsize=64)
@@ -406,15 +432,12 @@ def _own_nodes(node: ast.FunctionDef) -> Iterator[ast.AST]:
     while todo:
         sub = todo.pop()
         yield sub
-        for child in ast.iter_child_nodes(sub):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                yield child  # the name it binds; its body is another scope
-                continue
-            if isinstance(child, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-                yield child
-                todo.extend(n for n in ast.walk(child) if isinstance(n, ast.NamedExpr))  # walrus binds in the function
-                continue
-            todo.append(child)
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue  # the name it binds; its body is another scope
+        if isinstance(sub, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            todo.extend(n for n in ast.walk(sub) if isinstance(n, ast.NamedExpr))  # walrus binds in the function
+            continue
+        todo.extend(ast.iter_child_nodes(sub))
 
 
 def _bindings(node: ast.AST) -> Iterator[tuple[str, ast.AST | None]]:
