@@ -15,12 +15,16 @@ so a constrained decoder can ask it after every token (`model.decode.repr_check`
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 BARE_NAMES = frozenset({"None", "True", "False", "Ellipsis", "NotImplemented", "inf", "nan", "infj", "nanj"})
 STRING_PREFIXES = frozenset({"b", "B", "r", "R", "u", "U", "br", "rb", "Br", "bR", "BR", "Rb", "rB", "RB"})
 _CLOSERS = {"[": "]", "(": ")", "{": "}", "call": ")"}
 _NUMBER_CHARS = frozenset("0123456789.eEj_")
+# a number as repr writes it (no underscores; numpy's "1." too), and every start of one
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?j?")
+_NUMBER_START = re.compile(r"-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?j?")
 
 
 @dataclass
@@ -99,9 +103,16 @@ class _Scanner:
 
     def _number(self, i: int, char: str) -> None:
         if char in _NUMBER_CHARS or (char in "+-" and self.text[i - 1] in "eE"):
+            if not _NUMBER_START.fullmatch(self.text, self.token_start, i + 1):
+                raise _Refused(f"{self.text[self.token_start:i + 1]!r} is not a number")
             return
+        self._number_end(i)
         self.mode = "after"
         self._after(i, char)
+
+    def _number_end(self, end: int) -> None:
+        if not _NUMBER.fullmatch(self.text, self.token_start, end):
+            raise _Refused(f"{self.text[self.token_start:end]!r} is not a number")
 
     def _name(self, i: int, char: str) -> None:
         if char.isalnum() or char == "_":
@@ -230,6 +241,11 @@ class _Scanner:
             return f"an unclosed {'(' if opener == 'call' else opener!r}"
         if self.mode in ("value", "sign", "value_term"):
             return "an unfinished value"
+        if self.mode == "number":
+            try:
+                self._number_end(len(self.text))
+            except _Refused as exc:
+                return str(exc)
         if self.mode == "name":
             name = self.text[self.token_start:]
             if name.endswith("."):
