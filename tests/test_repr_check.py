@@ -14,13 +14,15 @@ from model.decode.repr_check import CheckedConstraint, repr_problem, values_prob
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.parametrize("text", ["{'1': 1, '1': 1}", "{1, 1}", "", "  ", "[1, 2", "[1, 2]]", "(1]", "'abc", "{'a': [1, {2: 3, 2: 4}]}"])
+@pytest.mark.parametrize("text", ["{'1': 1, '1': 1}", "{1, 1}", "", "  ", "[1, 2", "[1, 2]]", "(1]", "'abc", "{'a': [1, {2: 3, 2: 4}]}",
+                                  "1.5.0", "1e5e5", "1_000", "12j3", "1e", "[-120\\"])  # fmt: skip
 def test_impossible_reprs_are_refused(text: str) -> None:
     assert repr_problem(text) is not None
 
 
 @pytest.mark.parametrize("text", ["{'1': 1, 1: 1}", "{'a': {'a': 1}}", "'a]'", '"it\'s"', "[...]", "{1: 2, ...}", "<class 'int'>",
-                                  "Point(x=1, y=2)", "deque([1, 2])", "frozenset({1, 2})", "'a\\'b'"])  # fmt: skip
+                                  "Point(x=1, y=2)", "deque([1, 2])", "frozenset({1, 2})", "'a\\'b'", "2.5e-07", "1e+16", "(1+2j)",
+                                  "-2.5j", "array([1., 2.])", "-0.0"])  # fmt: skip
 def test_possible_reprs_pass(text: str) -> None:
     assert repr_problem(text) is None
 
@@ -72,6 +74,8 @@ def test_state_texts_with_an_impossible_value_are_refused() -> None:
     assert values_problem(head + "{'1': 1, '2': 1}\"}") is None
     assert values_problem(head + "[1, 2", partial=True) is None
     assert values_problem(head + "[1, 2\"", partial=True) is not None  # closing the string leaves the list open
+    assert values_problem(head + "[-120\\\\\"}") is not None  # an escaped backslash after a value (not a cut escape)
+    assert values_problem(head + "[-120\\", partial=True) is None  # a cut escape: judged once written
     assert values_problem('<|reason_step|><|call_sep|><module><|line_sep|>1{}<|return_sep|>f"(1, 2]"') is not None
     assert values_problem('<|reason_step|><|call_sep|><module><|line_sep|>1{}<|exception_sep|>E"(1, 2]"') is None  # a message is free text
 

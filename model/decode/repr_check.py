@@ -29,7 +29,9 @@ def repr_problem(text: str, *, partial: bool = False) -> str | None:
 
 def _decode(body: str) -> str | None:
     """The text of a JSON string body (no quotes), a cut-off escape at its end dropped."""
-    body = re.sub(r"\\(u[0-9a-fA-F]{0,3})?$", "", body)
+    cut = re.search(r"(\\+)(u[0-9a-fA-F]{0,3})?$", body)
+    if cut and len(cut.group(1)) % 2:  # an odd run of backslashes: the last one begins an escape the cut left unfinished
+        body = body[: cut.start()] + cut.group(1)[:-1]
     try:
         return json.loads('"' + body + '"')
     except ValueError:
