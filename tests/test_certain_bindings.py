@@ -92,9 +92,8 @@ def test_the_step_grammar_requires_them() -> None:
     constraint = state_constraint(PROGRAM, previous, action=Action(kind=ActionKind.STEP_OVER), reprs=True)
     head = "<|reason_step|><|frame_sep|><module><|line_sep|>12{..}<|frame_sep|>run<|line_sep|>8"
     assert constraint.complete(head + '{"out":"[]",..}')
-    assert constraint.complete(head + '{"items":"[1, 2]","out":"[]"}')  # in full, with it
     assert not constraint.complete(head + "{..}")  # the line bound out: the delta must list it
-    assert not constraint.complete(head + '{"items":"[1, 2]"}')
+    assert not constraint.complete(head + '{"items":"[1, 2]","out":"[]"}')  # nothing can disappear: never in full
     shown = _at(PROGRAM, [("run", 7, {"items": "[1, 2]", "out": "[3]"}), ("<module>", 12, {})])  # out shown already: may be unchanged
     assert state_constraint(PROGRAM, shown, action=Action(kind=ActionKind.STEP_OVER), reprs=True).complete(head + "{..}")
     into = state_constraint(PROGRAM, _at(PROGRAM, [("run", 8, {"items": "[1, 2]", "out": "[]"}), ("<module>", 12, {})]),

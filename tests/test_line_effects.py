@@ -40,10 +40,21 @@ def test_the_step_grammar_keeps_them() -> None:
     assert constraint.complete(head + "{..}")
     assert not constraint.complete(head + '{"n":"1",..}')  # a delta lists only what may change
     assert not constraint.allows(head + '{"name":"\'b')
-    assert constraint.allows(head + '{"n":"1","name":"\'a\'"')  # in full, the kept values
-    assert not constraint.allows(head + '{"n":"2"')
+    assert not constraint.allows(head + '{"n":"1","name":"\'a\'"')  # in full only when a name disappears: none can here
+    deleting = PROGRAM.replace("xs.append(n)", "del xs")
+    gone = state_constraint(deleting, _at(4, deleting, n="1", xs="[1]", name="'a'"), action=Action(kind=ActionKind.STEP_OVER), reprs=True)
+    assert gone.complete(head + '{"n":"1","name":"\'a\'"}')  # in full, the kept values and names
+    assert not gone.allows(head + '{"n":"2"')
+    assert not gone.complete(head + '{"n":"1"}')  # name cannot disappear
     cont = state_constraint(PROGRAM, previous, action=Action(kind=ActionKind.CONTINUE), breakpoints=[6], reprs=True)
     assert cont.allows('<|reason_breakpoint|><|frame_sep|><module><|line_sep|>6{"n"')  # more than one line may run
+
+
+def test_a_handlers_name_may_disappear() -> None:
+    program = "try:\n    x = 1 / 0\nexcept ZeroDivisionError as err:\n    msg = str(err)\nprint(msg)\n"
+    previous = _at(4, program, err="ZeroDivisionError('division by zero')")
+    constraint = state_constraint(program, previous, action=Action(kind=ActionKind.STEP_OVER), reprs=True)
+    assert constraint.complete("<|reason_step|><|frame_sep|><module><|line_sep|>5" + '{"msg":"\'division by zero\'"}')  # err deleted
 
 
 @pytest.mark.parametrize("seed", [0, 1])

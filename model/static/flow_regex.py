@@ -86,11 +86,18 @@ def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" =
 
 def kept_locals_regex(visible: frozenset[str], kept: "KeptLocals", required: frozenset[str] = frozenset(), typed: "Typed | None" = None) -> str:
     """A continued frame's locals after one step: a delta of the names that may change, or in full with the kept values;
-    either lists the `required` names (new names the line certainly binds, `model.static.certain_bindings`)."""
+    either lists the `required` names (new names the line certainly binds, `model.static.certain_bindings`). The full
+    form (the language writes it when a name disappears) keeps every name the line cannot rebind, and is not offered
+    when no shown name can disappear."""
     keys = kept.delta_keys(visible)
     required = required & keys
     delta = delta_locals_regex(_delta_order(keys, kept.order), required, typed)
-    return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), kept.kept, required, typed)})"
+    stay = kept.shown - kept.may_disappear()  # their objects stay, so they stay shown
+    if not stay <= visible:  # the visible names miss one: no narrowing of the full form
+        return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), kept.kept, required, typed)})"
+    if not kept.may_disappear():  # written in full only when a name disappears (`language._frame_locals`): none can
+        return delta
+    return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), kept.kept, required | stay, typed)})"
 
 
 def locals_regex(visible: Iterable[str], delta_allowed: bool, fixed: "Mapping[str, str] | None" = None,

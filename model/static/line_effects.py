@@ -41,6 +41,11 @@ class KeptLocals:
     order: tuple[str, ...] = ()  # the same, in the order the frame showed them
     # next line -> new names the step certainly shows there (`model.static.certain_bindings`; the stepping frame only)
     required: dict[int, frozenset[str]] = field(default_factory=dict)
+    fleeting: frozenset[str] = frozenset()  # names Python deletes when a handler ends (``except E as name``)
+
+    def may_disappear(self) -> frozenset[str]:
+        """The shown names the step may take out of the frame: rebound (to a function, or deleted) or a handler's name."""
+        return self.shown & (self.rebindable | self.fleeting)
 
     def delta_keys(self, visible: frozenset[str]) -> frozenset[str]:
         """The keys a delta of the frame may list: changed values and new names."""
@@ -72,8 +77,17 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
             continue
         kept = {k: v for k, v in frame.locals.items() if k not in names and is_immutable_repr(v)}
         required = _required(program, frame.name, frame.line, frame.locals) if depth == top else {}
-        out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals), required)
+        out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals), required, _handler_names(program))
     return out
+
+
+@lru_cache(maxsize=32)
+def _handler_names(program: str) -> frozenset[str]:
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    return frozenset(node.name for node in ast.walk(tree) if isinstance(node, ast.ExceptHandler) and node.name)
 
 
 def _required(program: str, name: str, line: int, shown: dict[str, str]) -> dict[int, frozenset[str]]:
