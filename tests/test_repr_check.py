@@ -15,14 +15,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("text", ["{'1': 1, '1': 1}", "{1, 1}", "", "  ", "[1, 2", "[1, 2]]", "(1]", "'abc", "{'a': [1, {2: 3, 2: 4}]}",
-                                  "1.5.0", "1e5e5", "1_000", "12j3", "1e", "[-120\\"])  # fmt: skip
+                                  "1.5.0", "1e5e5", "1_000", "12j3", "1e", "[-120\\", "(8)", "[(8)]"])  # fmt: skip
 def test_impossible_reprs_are_refused(text: str) -> None:
     assert repr_problem(text) is not None
 
 
 @pytest.mark.parametrize("text", ["{'1': 1, 1: 1}", "{'a': {'a': 1}}", "'a]'", '"it\'s"', "[...]", "{1: 2, ...}", "<class 'int'>",
                                   "Point(x=1, y=2)", "deque([1, 2])", "frozenset({1, 2})", "'a\\'b'", "2.5e-07", "1e+16", "(1+2j)",
-                                  "-2.5j", "array([1., 2.])", "-0.0"])  # fmt: skip
+                                  "-2.5j", "array([1., 2.])", "-0.0", "(8,)", "(-0-1j)", "(nan+infj)", "()"])  # fmt: skip
 def test_possible_reprs_pass(text: str) -> None:
     assert repr_problem(text) is None
 

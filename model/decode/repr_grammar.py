@@ -38,6 +38,7 @@ class _Box:
     in_value: bool = False  # a dict item after its ":"
     items: int = 0  # items finished by a comma
     comma: bool = False  # the last thing in the box was a comma
+    complex: bool = False  # for "(": a complex number's second term was written
 
 
 class _Refused(Exception):
@@ -179,10 +180,13 @@ class _Scanner:
             box.kind, box.in_value, box.comma = "dict", True, False
             self.mode = "value"
         elif char in "+-" and box.opener == "(":
+            box.complex = True
             self.mode = "value_term"
         elif char in ")]}":
             if _CLOSERS[box.opener] != char:
                 raise _Refused(f"{char!r} closes {box.opener!r}")
+            if box.opener == "(" and not box.items and not box.complex:
+                raise _Refused("one value in parentheses without ','")  # (8) is no repr; (8,) a tuple, (1+2j) a complex
             self._end_item(box, i)
             self.stack.pop()
         else:
