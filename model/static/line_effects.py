@@ -26,6 +26,7 @@ import symtable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from model.static.certain_bindings import certain_bindings
 from protocol.debugger import ActionKind, State
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
@@ -42,10 +43,11 @@ class KeptLocals:
     # next line -> new names the step certainly shows there (`model.static.certain_bindings`; the stepping frame only)
     required: dict[int, frozenset[str]] = field(default_factory=dict)
     fleeting: frozenset[str] = frozenset()  # names Python deletes when a handler ends (``except E as name``)
+    shown_values: frozenset[str] = frozenset()  # names the line rebinds, if at all, to values debugpy shows
 
     def may_disappear(self) -> frozenset[str]:
-        """The shown names the step may take out of the frame: rebound (to a function, or deleted) or a handler's name."""
-        return self.shown & (self.rebindable | self.fleeting)
+        """The shown names the step may take out of the frame: rebound to a function (or deleted), or a handler's name."""
+        return self.shown & ((self.rebindable - self.shown_values) | self.fleeting)
 
     def delta_keys(self, visible: frozenset[str]) -> frozenset[str]:
         """The keys a delta of the frame may list: changed values and new names."""
@@ -76,8 +78,10 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
         if names is None:
             continue
         kept = {k: v for k, v in frame.locals.items() if k not in names and is_immutable_repr(v)}
-        required = _required(program, frame.name, frame.line, frame.locals) if depth == top else {}
-        out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals), required, _handler_names(program))
+        bound = certain_bindings(program).get((frame.name, frame.line), {}) if depth == top else {}
+        required = {n: frozenset(new) for n, names in bound.items() if (new := names - frame.locals.keys())}
+        shown_values = frozenset().union(*bound.values())
+        out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals), required, _handler_names(program), shown_values)
     return out
 
 
@@ -88,14 +92,6 @@ def _handler_names(program: str) -> frozenset[str]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
     return frozenset(node.name for node in ast.walk(tree) if isinstance(node, ast.ExceptHandler) and node.name)
-
-
-def _required(program: str, name: str, line: int, shown: dict[str, str]) -> dict[int, frozenset[str]]:
-    """Next line -> the names a step from `line` of frame `name` certainly binds that the frame does not show yet."""
-    from model.static.certain_bindings import certain_bindings
-
-    nexts = certain_bindings(program).get((name, line), {})
-    return {n: frozenset(new) for n, names in nexts.items() if (new := names - shown.keys())}
 
 
 def is_immutable_repr(text: str) -> bool:
