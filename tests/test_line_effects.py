@@ -46,6 +46,10 @@ def test_the_step_grammar_keeps_them() -> None:
     assert gone.complete(head + '{"n":"1","name":"\'a\'"}')  # in full, the kept values and names
     assert not gone.allows(head + '{"n":"2"')
     assert not gone.complete(head + '{"n":"1"}')  # name cannot disappear
+    rebinding = state_constraint(PROGRAM, _at(5, n="1", xs="[1, 1]", name="'a'"), action=Action(kind=ActionKind.STEP_OVER), reprs=True)
+    line6 = "<|reason_step|><|frame_sep|><module><|line_sep|>6"
+    assert rebinding.complete(line6 + '{"n":"2",..}')
+    assert not rebinding.allows(line6 + '{"name"')  # n = n + 1 rebinds n to a shown value: nothing disappears, no full form
     cont = state_constraint(PROGRAM, previous, action=Action(kind=ActionKind.CONTINUE), breakpoints=[6], reprs=True)
     assert cont.allows('<|reason_breakpoint|><|frame_sep|><module><|line_sep|>6{"n"')  # more than one line may run
 
