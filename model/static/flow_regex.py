@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING
 from model.prompt import language as lang
 from model.static.flow import AnyStack, Continue, FlowSet, Push, Shape
 from model.static.frame_names import frame_names as visible_names
-from model.static.return_kinds import local_kinds
+from model.static.return_kinds import local_kinds, return_kinds
+from model.static.value_kinds import kinds_value_regex
 from protocol.debugger import Ending, Frame, State, StopReason, display_key
 
 if TYPE_CHECKING:
@@ -116,8 +117,6 @@ MAX_ORDERED = 16  # more keys than this: the full object's keys in any order (th
 
 
 def _pair(key: str, fixed: "Mapping[str, str] | None", typed: "Typed | None" = None) -> str:
-    from model.static.value_kinds import kinds_value_regex
-
     if fixed and key in fixed:
         value = re.escape(lang.json_string(fixed[key]))
     else:
@@ -268,9 +267,6 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
 def return_value_regex(program: str, names: Iterable[str], *, typed: bool = True) -> str:
     """A return value: the function's name (or ``Class.name``) and its repr, of a kind `model.static.return_kinds` allows
     (`typed`; else any repr)."""
-    from model.static.return_kinds import return_kinds
-    from model.static.value_kinds import kinds_value_regex
-
     names = sorted(names)
     if _imports(program):  # a library function written in Python shows its return value too (``(return) wraps``)
         return f"(?:{lang.GENERIC_NAME_RE}\\.)?{lang.GENERIC_NAME_RE}{lang.JSON_STRING_RE}"
