@@ -12,22 +12,10 @@ from model.static.certain_bindings import certain_bindings
 from model.static.line_effects import kept_locals
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 from tests.recorded import ROOT, recorded_programs
+from tests.sample_programs import CHECK_RUN_SCENARIO
 from tracegen.fast import RecordError, record_program
 
-PROGRAM = """def check(v):
-    if v < 0:
-        raise ValueError("neg")
-    return v * 2
-
-def run(items):
-    out = []
-    for it in items:
-        out.append(check(it))
-    return out
-
-res = run([1, 2])
-print(res)
-"""
+PROGRAM = CHECK_RUN_SCENARIO
 
 
 def _at(program: str, frames: list[tuple[str, int, dict[str, str]]]) -> State:

@@ -11,26 +11,13 @@ from model.session import NeuralDebugger
 from model.static.flow import next_locations
 from model.static.reach import back_on_calling_line, certain_calls, entering, fine_step, reaching_functions
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
+from tests.sample_programs import CHECK_RUN_SCENARIO
 from tracegen.fast import record_program, replay_to_end
 
 ROOT = Path(__file__).resolve().parent.parent
 INTO, OVER = ActionKind.STEP_INTO, ActionKind.STEP_OVER
 
-PROGRAM = """\
-def check(v):
-    if v < 0:
-        raise ValueError("neg")
-    return v * 2
-
-def run(items):
-    out = []
-    for it in items:
-        out.append(check(it))
-    return out
-
-res = run([1, 2])
-print(res)
-"""
+PROGRAM = CHECK_RUN_SCENARIO
 
 
 def _stop(*frames: tuple[str, int], returned: bool = False) -> State:
