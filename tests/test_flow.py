@@ -295,3 +295,27 @@ def test_a_tiny_model_session_only_stops_where_control_can_go(tiny_checkpoint: P
         state = nxt
     assert steps >= 1
     session.close()
+
+
+def test_a_stop_after_leaving_a_frame_names_the_function_that_returned() -> None:
+    """The return value at a stop back in a caller is the left frame's (shown qualified for a method); a function that
+    library code may call (a sort key) may return into a library frame first, and a class body into its metaclass, so
+    there the name stays open."""
+    program = ("class Box:\n    def __init__(self, v):\n        self.v = v\n\n    def twice(self):\n        return self.v * 2\n\n\n"
+               "def key(b):\n    return -b.v\n\n\nb = Box(3)\nt = b.twice()\ns = sorted([b], key=key)\n")
+    trace = record_program(program)
+    seen: dict[str, int] = {}
+    for breakpoints, states, actions in scripts_for(trace, random.Random(0), 12, 30):
+        for previous, action, state in zip(states, actions, states[1:]):
+            if state.return_value is None or len(state.frames) >= len(previous.frames) or not previous.frames:
+                continue
+            constraint = state_constraint(program, previous, action=action, breakpoints=breakpoints)
+            text = lang.render_state(lang.canonical_state(state, program), previous).removesuffix(lang.STOP_TOKEN)
+            assert constraint.complete(text)
+            left = previous.frames[len(previous.frames) - len(state.frames) - 1].name
+            another = "twice" if left in ("key", "Box") else "key"  # another function of the program
+            renamed = state.model_copy(update={"return_value": state.return_value.model_copy(update={"name": another})})
+            other = lang.render_state(lang.canonical_state(renamed, program), previous).removesuffix(lang.STOP_TOKEN)
+            assert constraint.complete(other) == (left in ("key", "Box")), (left, text)
+            seen[left] = seen.get(left, 0) + 1
+    assert {"__init__", "twice", "key"} <= set(seen), seen

@@ -14,13 +14,15 @@ engines take it as is).
 """
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from model.prompt import language as lang
-from model.static.flow import AnyStack, Continue, FlowSet, Push, Shape
+from model.static.flow import (INIT_METHODS, AnyStack, Continue, FlowSet, FlowUnavailable, ProgramFlow, Push, ScopeFlow, Shape,
+                               program_flow)  # fmt: skip
 from model.static.frame_names import frame_names as visible_names
 from model.static.return_kinds import local_kinds, return_kinds
 from model.static.value_kinds import kinds_value_regex
@@ -252,10 +254,16 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
         steps_kept = kept if token == lang.REASON_STEP else None  # a breakpoint may stop after more lines of the frame ran
         stacks = []
         for must in (True, False):  # a frame left by a return shows its value (FlowSet.returned); others may
-            body = alt(s for s in (_shape(shape, old, info, names, entry, steps_kept, token != lang.REASON_EXCEPTION, kinds) for shape in shapes
-                                   if flow.must_return(shape, reason) == must) if s)  # fmt: skip
-            if body:
-                stacks.append(f"(?:{body}){value}" if must else f"(?:{body})(?:{value})?")
+            groups: dict[str | None, list[str]] = {}  # the function whose return value the stop shows (None: any) -> shapes
+            for shape in shapes:
+                if flow.must_return(shape, reason) == must:
+                    text = _shape(shape, old, info, names, entry, steps_kept, token != lang.REASON_EXCEPTION, kinds)
+                    if text:
+                        returner = _returned_by(program, old, shape.depth) if isinstance(shape, Continue) else None  # frames left
+                        groups.setdefault(returner, []).append(text)
+            for returner, bodies in groups.items():
+                shown = value if returner is None else returned_value_regex(program, returner, typed=typed_returns)
+                stacks.append(f"(?:{alt(bodies)}){shown}" if must else f"(?:{alt(bodies)})(?:{shown})?")
         if stacks:
             raised = EXCEPTION_TAIL_RE if token == lang.REASON_EXCEPTION else ""  # exception info only at an exception stop
             running.append(re.escape(token) + alt(stacks) + raised)
@@ -279,12 +287,47 @@ def return_value_regex(program: str, names: Iterable[str], *, typed: bool = True
     return f"(?:{name_re}\\.)?{alt(options)}"
 
 
+def _returned_by(program: str, old: Sequence[Frame], depth: int) -> str | None:
+    """The function whose return value a stop in frame `depth` (outermost first) shows after the frames above it were
+    left: the frame just above it, ``old[depth + 1]``, when only user code calls that function (not
+    `model.static.flow`'s ``indirect``: no library frame can stand between it and its caller). None when that cannot be said."""
+    if depth + 1 >= len(old):
+        return None
+    frame = old[depth + 1]
+    try:
+        flow = program_flow(program)
+    except FlowUnavailable:
+        return None
+    scopes = flow.scope_at(frame.name, frame.line)
+    if not scopes or any(s.indirect or s.generator or s.kind not in ("function", "comprehension") for s in scopes):
+        return None  # a class body returns to its metaclass (an Enum's, a TypedDict's: library code) before the module
+    if frame.name in INIT_METHODS and any(_built_by_library(flow, s) for s in scopes):
+        return None
+    return frame.name
+
+
+def _built_by_library(flow: ProgramFlow, scope: ScopeFlow) -> bool:
+    """Whether the class holding method `scope` has a base or a keyword (``metaclass=``) that is not one of the program's
+    classes: library code (an Enum's ``__call__``) may then stand between its ``__init__`` and the caller."""
+    for node, _ in flow.classes.values():
+        if any(stmt is scope.node for stmt in node.body):
+            bases = [b for b in node.bases if not (isinstance(b, ast.Name) and b.id in flow.classes)]
+            return bool(bases or node.keywords)
+    return True
+
+
+def returned_value_regex(program: str, name: str, *, typed: bool = True) -> str:
+    """The return value of the program's function `name` (its frame's name; shown qualified, ``Class.name``), of a kind
+    `model.static.return_kinds` allows (`typed`; else any repr)."""
+    kinds = return_kinds(program).get(name) if typed else None
+    value = kinds_value_regex(kinds) if kinds else lang.JSON_STRING_RE
+    return f"{re.escape(lang.RETURN_SEP)}(?:{lang.GENERIC_NAME_RE}\\.)?{re.escape(name)}{value}"
+
+
 @lru_cache(maxsize=32)
 def _imports(program: str) -> bool:
     """Whether the program imports anything (or cannot be parsed): its calls may return from library Python code.
     Cached: asked for every forward step's grammar."""
-    import ast
-
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
