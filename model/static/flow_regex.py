@@ -317,11 +317,32 @@ def _built_by_library(flow: ProgramFlow, scope: ScopeFlow) -> bool:
 
 
 def returned_value_regex(program: str, name: str, *, typed: bool = True) -> str:
-    """The return value of the program's function `name` (its frame's name; shown qualified, ``Class.name``), of a kind
-    `model.static.return_kinds` allows (`typed`; else any repr)."""
+    """The return value of the program's function `name` (its frame's name), of a kind `model.static.return_kinds`
+    allows (`typed`; else any repr). debugpy writes a method's as ``Class.name``, the class of its first argument: one of
+    the program's classes."""
     kinds = return_kinds(program).get(name) if typed else None
     value = kinds_value_regex(kinds) if kinds else lang.JSON_STRING_RE
-    return f"{re.escape(lang.RETURN_SEP)}(?:{lang.GENERIC_NAME_RE}\\.)?{re.escape(name)}{value}"
+    flow = program_flow(program)
+    owners = alt(re.escape(c) for c in sorted(flow.classes))
+    owner = f"(?:{owners}\\.)" if owners else ""
+    if owner and not _plain_method(flow, name):
+        owner += "?"
+    return f"{re.escape(lang.RETURN_SEP)}{owner}{re.escape(name)}{value}"
+
+
+def _plain_method(flow: ProgramFlow, name: str) -> bool:
+    """Whether debugpy certainly writes function `name`'s return value as ``Class.name``: it is a method of one class alone
+    (no other class of the program defines it, so ``super()`` cannot run it for a subclass that overrides it) with a first
+    parameter: debugpy qualifies the name by the class of the first argument when that class's attribute runs this code."""
+    scopes = flow.functions.get(name, [])
+    owners = [node for node, _ in flow.classes.values() if any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name for s in node.body)]
+    if len(scopes) != 1 or len(owners) != 1:
+        return False
+    node = scopes[0].node
+    if not any(stmt is node for stmt in owners[0].body):
+        return False
+    args = node.args  # type: ignore[attr-defined]
+    return bool(args.posonlyargs or args.args)  # a decorated one (staticmethod, classmethod) is `indirect`: never asked
 
 
 @lru_cache(maxsize=32)
