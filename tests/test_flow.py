@@ -14,7 +14,7 @@ from model.prompt import language as lang
 from model.decode.constraints import state_constraint
 from model.static.flow import Continue, FlowSet, Push, next_locations
 from model.static.flow_regex import flow_state_regex
-from protocol.debugger import Action, ActionKind, Frame, State, StopReason
+from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 from tracegen.fast import record_program
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -322,3 +322,25 @@ def test_a_stop_after_leaving_a_frame_names_the_function_that_returned() -> None
                 assert not constraint.complete(lang.render_state(lang.canonical_state(bare, program), previous).removesuffix(lang.STOP_TOKEN))
             seen[left] = seen.get(left, 0) + 1
     assert {"__init__", "twice", "key"} <= set(seen), seen
+
+
+def test_a_stop_on_in_the_same_frame_shows_only_what_its_line_can_have_called() -> None:
+    """Without imports no library code written in Python runs: after a line that calls nothing, no return value; after
+    one that calls f, only f's. With an import, library functions may return into the frame: any name."""
+    program = "def f(a):\n    return a + 1\n\n\ndef g():\n    return 0\n\n\nx = 1\ny = f(x)\nz = y\n"
+    after_call = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=11, locals={"y": "2"})],
+                       return_value=ReturnValue(name="f", value="2"))
+
+    def allowed(source: str, line: int, state: State) -> bool:
+        previous = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=line)])
+        constraint = state_constraint(source, previous, action=Action(kind=ActionKind.STEP_OVER), breakpoints=[])
+        return constraint.complete(lang.render_state(lang.canonical_state(state, source), previous).removesuffix(lang.STOP_TOKEN))
+
+    assert allowed(program, 10, after_call)
+    assert not allowed(program, 10, after_call.model_copy(update={"return_value": ReturnValue(name="g", value="2")}))
+    quiet = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=10, locals={"x": "1"})], return_value=ReturnValue(name="f", value="2"))
+    assert not allowed(program, 9, quiet)
+    assert allowed(program, 9, quiet.model_copy(update={"return_value": None}))
+    imported = "import math\n" + program.replace("x = 1", "x = math.floor(1.5)")  # lines shift by one
+    library = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=11, locals={"x": "1"})], return_value=ReturnValue(name="floor", value="1"))
+    assert allowed(imported, 10, library)

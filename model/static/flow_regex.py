@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from model.prompt import language as lang
 from model.static.flow import (INIT_METHODS, AnyStack, Continue, FlowSet, FlowUnavailable, ProgramFlow, Push, ScopeFlow, Shape,
-                               program_flow)  # fmt: skip
+                               program_flow, startable_from)  # fmt: skip
 from model.static.frame_names import frame_names as visible_names
 from model.static.return_kinds import local_kinds, return_kinds
 from model.static.value_kinds import kinds_value_regex
@@ -254,16 +254,18 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
         steps_kept = kept if token == lang.REASON_STEP else None  # a breakpoint may stop after more lines of the frame ran
         stacks = []
         for must in (True, False):  # a frame left by a return shows its value (FlowSet.returned); others may
-            groups: dict[str | None, list[str]] = {}  # the function whose return value the stop shows (None: any) -> shapes
+            groups: dict[tuple[str, ...] | None, list[str]] = {}  # the functions whose return value the stop may show (None: any) -> shapes
             for shape in shapes:
                 if flow.must_return(shape, reason) == must:
                     text = _shape(shape, old, info, names, entry, steps_kept, token != lang.REASON_EXCEPTION, kinds)
                     if text:
-                        returner = _returned_by(program, old, shape.depth) if isinstance(shape, Continue) else None  # frames left
-                        groups.setdefault(returner, []).append(text)
-            for returner, bodies in groups.items():
-                shown = value if returner is None else returned_value_regex(program, returner, typed=typed_returns)
-                stacks.append(f"(?:{alt(bodies)}){shown}" if must else f"(?:{alt(bodies)})(?:{shown})?")
+                        groups.setdefault(_returners(program, old, shape), []).append(text)
+            for returners, bodies in groups.items():
+                shown = value if returners is None else returned_value_regex(program, returners, typed=typed_returns)
+                if not shown:  # nothing can have returned into the frame
+                    stacks.append(f"(?:{alt(bodies)})")
+                else:
+                    stacks.append(f"(?:{alt(bodies)}){shown}" if must else f"(?:{alt(bodies)})(?:{shown})?")
         if stacks:
             raised = EXCEPTION_TAIL_RE if token == lang.REASON_EXCEPTION else ""  # exception info only at an exception stop
             running.append(re.escape(token) + alt(stacks) + raised)
@@ -285,6 +287,26 @@ def return_value_regex(program: str, names: Iterable[str], *, typed: bool = True
     if plain or not names:  # the untyped functions (any name when the program's names are unknown)
         options.append(f"{alt(re.escape(n) for n in plain) or lang.GENERIC_NAME_RE}{lang.JSON_STRING_RE}")
     return f"(?:{name_re}\\.)?{alt(options)}"
+
+
+def _returners(program: str, old: Sequence[Frame], shape: Shape) -> tuple[str, ...] | None:
+    """The functions whose return value a stop of `shape` may show (None: any the language allows). Back in a caller:
+    the frame that was left (`_returned_by`). On in the same frame, in a program that imports nothing (no library code
+    written in Python can run): the functions its line can start (`model.static.flow.startable_from`: calls, dunders,
+    properties, functions passed as values, generators it resumes), none when it can start none."""
+    if not isinstance(shape, Continue):
+        return None
+    if shape.depth < len(old) - 1:
+        returned = _returned_by(program, old, shape.depth)
+        return None if returned is None else (returned,)
+    if _imports(program):
+        return None
+    top = old[-1]
+    try:
+        started = startable_from(program_flow(program), top.name, top.line)
+    except FlowUnavailable:
+        return None
+    return None if started is None else tuple(sorted(started))
 
 
 def _returned_by(program: str, old: Sequence[Frame], depth: int) -> str | None:
@@ -316,18 +338,23 @@ def _built_by_library(flow: ProgramFlow, scope: ScopeFlow) -> bool:
     return True
 
 
-def returned_value_regex(program: str, name: str, *, typed: bool = True) -> str:
-    """The return value of the program's function `name` (its frame's name), of a kind `model.static.return_kinds`
-    allows (`typed`; else any repr). debugpy writes a method's as ``Class.name``, the class of its first argument: one of
-    the program's classes."""
-    kinds = return_kinds(program).get(name) if typed else None
-    value = kinds_value_regex(kinds) if kinds else lang.JSON_STRING_RE
+def returned_value_regex(program: str, names: Sequence[str], *, typed: bool = True) -> str:
+    """The return value of one of the program's functions `names` (their frames' names), of a kind
+    `model.static.return_kinds` allows (`typed`; else any repr); empty when `names` is. debugpy writes a method's as
+    ``Class.name``, the class of its first argument: one of the program's classes."""
+    if not names:
+        return ""
     flow = program_flow(program)
+    typed_kinds = return_kinds(program) if typed else {}
     owners = alt(re.escape(c) for c in sorted(flow.classes))
-    owner = f"(?:{owners}\\.)" if owners else ""
-    if owner and not _plain_method(flow, name):
-        owner += "?"
-    return f"{re.escape(lang.RETURN_SEP)}{owner}{re.escape(name)}{value}"
+    options = []
+    for name in names:
+        kinds = typed_kinds.get(name)
+        owner = f"(?:{owners}\\.)" if owners else ""
+        if owner and not _plain_method(flow, name):
+            owner += "?"
+        options.append(f"{owner}{re.escape(name)}{kinds_value_regex(kinds) if kinds else lang.JSON_STRING_RE}")
+    return f"{re.escape(lang.RETURN_SEP)}{alt(options)}"
 
 
 def _plain_method(flow: ProgramFlow, name: str) -> bool:
