@@ -56,8 +56,9 @@ class LaunchConfig(NeuralLaunchArguments):
     step_seconds: float = Field(default=STEP_SECONDS, gt=0, le=600)
     step_tokens: int = Field(default=STEP_TOKENS, ge=16, le=100_000)
     # how Continue / Step Out / a run to a breakpoint is predicted: "fine" (successive step-into stops until one
-    # arrives, the model's strongest prediction) or "model" (one jump, several candidates ranked)
-    coarse_steps: Literal["fine", "model"] = "fine"
+    # arrives, the model's strongest prediction), "model" (one jump, several candidates ranked) or "auto" (fine steps
+    # while a breakpoint can be reached on the way, one jump where none can: model.static.reach.no_target_ahead)
+    coarse_steps: Literal["fine", "model", "auto"] = "auto"
 
 
 def parse_config(arguments: object) -> LaunchConfig:
@@ -215,7 +216,7 @@ def open_session(config: LaunchConfig, program: Program) -> DebugSession:
             temperature=config.temperature,
             candidates=config.candidates,
             budget=StepBudget(seconds=config.step_seconds, tokens=config.step_tokens),
-            coarse_by_steps=config.coarse_steps == "fine",
+            coarse_steps=config.coarse_steps,
             **({} if config.call_candidates is None else {"call_candidates": config.call_candidates}),
             **({} if config.coarse_candidates is None else {"coarse_candidates": config.coarse_candidates}),
         )

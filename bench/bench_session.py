@@ -14,7 +14,7 @@ Continue. The same script is played
 
 It prints p50 / p90 / max of both, how many neural stops stood where debugpy's did (reason, function, line,
 depth), and what the adapter said when a step was cut (the stop's description). With `--profile K` the K
-slowest neural steps are replayed in-process (`NeuralDebugger` with the adapter's default budget and fine
+slowest neural steps are replayed in-process (`NeuralDebugger` with the adapter's default budget and the run's
 coarse steps, the same actions from the entry) under cProfile, and the profiles are written to `--profile-out` (default
 bench/profiles/slowest.txt).
 """
@@ -183,7 +183,7 @@ def debugpy_run(script: Script) -> Run:
 # ------------------------------------------------------------------------------------------------ profiles
 
 
-def profile_steps(scripts: list[Script], slow: list[StepTime], checkpoint: Path, out: Path, coarse_by_steps: bool = True) -> None:
+def profile_steps(scripts: list[Script], slow: list[StepTime], checkpoint: Path, out: Path, coarse_steps: str = "auto") -> None:
     """Replay each slow step in-process (the same requests from the entry) and write its cProfile to `out`."""
     from model.budget import StepBudget
     from model.session import NeuralDebugger
@@ -193,7 +193,7 @@ def profile_steps(scripts: list[Script], slow: list[StepTime], checkpoint: Path,
     for item in slow:
         script = by_name[item.program]
         # the adapter's default budget (launch_config: stepSeconds, stepTokens) and the run's coarseSteps
-        session = NeuralDebugger.from_checkpoint(checkpoint, path=script.program, budget=StepBudget(), coarse_by_steps=coarse_by_steps)
+        session = NeuralDebugger.from_checkpoint(checkpoint, path=script.program, budget=StepBudget(), coarse_steps=coarse_steps)
         session.start()
         session.set_breakpoints(script.breakpoints)
         for request in script.requests[: item.index]:
@@ -275,8 +275,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds one step may take before the run gives up")
     parser.add_argument("--step-seconds", type=float, default=None,
                         help="the launch's stepSeconds (default: the adapter's budget); a large one measures where steps arrive, not how fast")
-    parser.add_argument("--coarse", choices=("fine", "model"), default="fine",
-                        help="the launch's coarseSteps: Continue / Step Out by fine steps (the adapter's default) or one model jump")
+    parser.add_argument("--coarse", choices=("fine", "model", "auto"), default="auto",
+                        help="the launch's coarseSteps: Continue / Step Out by fine steps, one model jump, "
+                             "or auto (the adapter's default: fine steps while a breakpoint can be reached, one jump when none can)")
     parser.add_argument("--profile", type=int, default=0, help="profile the K slowest neural steps (in-process replay)")
     parser.add_argument("--profile-out", type=Path, default=ROOT / "bench" / "profiles" / "slowest.txt")
     parser.add_argument("--json", type=Path, default=None, help="write every timed step here")
@@ -306,7 +307,7 @@ def main() -> int:
                                          "debugpy": [[asdict(s) for s in r.steps] for r in result["debugpy"]]}, indent=1))
     if args.profile:
         profile_steps(result["scripts"], slow[: args.profile], args.checkpoint or DEFAULT_CHECKPOINT, args.profile_out,
-                      coarse_by_steps=args.coarse == "fine")
+                      coarse_steps=args.coarse)
         print("profiles written to", args.profile_out)
     return 0
 

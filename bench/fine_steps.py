@@ -4,9 +4,10 @@
 
 The model stands aside: the fast recorder (`tracegen.fast`, which reproduces debugpy's stops) answers every fine step, so
 this measures the policy, not the weights. For the scripts of `bench/bench_session.py` (same programs, seed, breakpoints),
-each Continue and Step Out is replayed as the session runs it (`NeuralDebugger(coarse_by_steps=True)`): fine steps until
+each Continue and Step Out is replayed as the session runs it with `NeuralDebugger(coarse_steps="fine")`: fine steps until
 one arrives (a breakpoint line reached by a line event, an exception, the end, for Step Out a shorter stack), once as
-plain Step Into steps and once as the steps `model.static.reach.fine_step` picks. It prints the fine steps each took
+plain Step Into steps, once as the steps `model.static.reach.fine_step` picks, and once as `coarse_steps="auto"` takes it
+(one jump where `model.static.reach.no_target_ahead`, else those fine steps). It prints the model calls each took
 (model calls: the time a user waits grows with them) and how many arrived where the real request stops.
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_session import COARSE_REQUESTS, PROGRAMS, REQUESTS, random_script  # noqa: E402
-from model.static.reach import FineStep, back_on_calling_line, fine_step  # noqa: E402
+from model.static.reach import FineStep, back_on_calling_line, fine_step, no_target_ahead  # noqa: E402
 from protocol.debugger import Action, ActionKind, State  # noqa: E402
 from tracegen.fast import ReplaySession, record_program  # noqa: E402
 
@@ -60,7 +61,7 @@ def main() -> int:
     parser.add_argument("-v", action="store_true", help="print each request that did not arrive")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    totals = {policy: [0, 0, 0] for policy in ("into", "reach")}  # fine steps, arrived, requests
+    totals = {policy: [0, 0, 0] for policy in ("into", "reach", "auto")}  # model calls, arrived, requests
     for program in sorted(PROGRAMS.glob("*.py")):
         script = random_script(program, rng, args.actions)  # the same draws as bench_session.py
         trace = record_program(path=program)
@@ -74,7 +75,10 @@ def main() -> int:
                 real = session.step(Action(kind=kind))
                 for policy in totals:
                     fine_session, start = _session(trace, script.breakpoints, prefix)
-                    stop, count = run_by_steps(fine_session, start, kind, set(script.breakpoints), policy)
+                    if policy == "auto" and no_target_ahead(trace.source, start, script.breakpoints, step_out=kind is ActionKind.STEP_RETURN):
+                        stop, count = real, 1  # one jump, answered as the real request stops
+                    else:
+                        stop, count = run_by_steps(fine_session, start, kind, set(script.breakpoints), "into" if policy == "into" else "reach")
                     totals[policy][0] += count
                     totals[policy][1] += _where(stop) == _where(real)
                     if _where(stop) != _where(real) and "-v" in sys.argv:
@@ -82,7 +86,7 @@ def main() -> int:
                     totals[policy][2] += 1
             prefix.append(kind)
     for policy, (steps, arrived, requests) in totals.items():
-        print(f"{policy:6s} {requests} Continue/Step Out requests: {steps} fine steps ({steps / max(1, requests):.1f} each), "
+        print(f"{policy:6s} {requests} Continue/Step Out requests: {steps} model calls ({steps / max(1, requests):.1f} each), "
               f"{arrived} arrived where the real request stops")
     return 0
 

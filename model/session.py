@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from model.prompt import language as lang
 from model.backends.base import Backend, BackendError, Generation, Scorer
@@ -33,14 +33,17 @@ from model.prompt.listing import STATE_RESERVE, Listing
 from model.decode.rerank import CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY, Candidate
 from model.decode.spec import COARSE_ACTIONS, ENSEMBLE_KINDS, DecodingSpec, SpecOptions, build_spec, sampling_plan
 from model.session_api import SessionError
-from model.static.reach import FineStep, back_on_calling_line, fine_step
+from model.static.reach import FineStep, back_on_calling_line, fine_step, no_target_ahead
 from model.static.user_modules import collect_user_modules
 from model.prompt.value_chars import encode_text, value_chars_enabled
 from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
 
 MIN_ALTERNATIVE = 0.005  # alternatives less likely than this are not offered
 # COARSE_ACTIONS (one answer simulates many lines) and ENSEMBLE_KINDS (companions draw too): model.decode.spec
-MAX_FINE_STEPS = 200  # fine steps one coarse action may take when it runs by fine steps (`coarse_by_steps`)
+MAX_FINE_STEPS = 200  # fine steps one coarse action may take when it runs by fine steps (`coarse_steps`)
+# how Continue, Step Out and a run to a breakpoint are predicted: "model" one jump; "fine" successive fine steps until
+# one arrives; "auto" fine steps while a breakpoint can be reached on the way, one jump when none can
+CoarseSteps = Literal["model", "fine", "auto"]
 
 
 
@@ -134,7 +137,7 @@ class NeuralDebugger:
         ensemble_kinds: frozenset[ActionKind] = ENSEMBLE_KINDS,
         decoding: Decoding = Decoding.FULL,
         budget: StepBudget | None = None,
-        coarse_by_steps: bool = False,
+        coarse_steps: CoarseSteps = "model",
     ) -> None:
         self.decoding = Decoding(decoding)
         self.rules = rules_for(self.decoding)  # which decode-time rules apply beyond well-formedness and control flow
@@ -153,8 +156,9 @@ class NeuralDebugger:
         self.ensemble_kinds = frozenset(ensemble_kinds)
         self.notices: list[str] = []  # lines for the user about how the session was set up (e.g. a companion left out)
         self.budget = budget  # time and tokens one step may spend (model.budget); None: unbounded (evaluation)
-        # Continue, Step Out and a run to a breakpoint predicted as successive fine steps (step_into) until they arrive
-        self.coarse_by_steps = coarse_by_steps
+        if coarse_steps not in ("model", "fine", "auto"):
+            raise ValueError(f"coarse_steps must be 'model', 'fine' or 'auto', not {coarse_steps!r}")
+        self.coarse_steps: CoarseSteps = coarse_steps
         self._spending: Spending | None = None  # the current step's use of `budget`
         self._spec_key: tuple | None = None  # the step's decoding spec (model.decode.spec), built once for all its attempts and candidates
         self._spec: DecodingSpec | None = None
@@ -347,13 +351,23 @@ class NeuralDebugger:
         if not self._lines and not action.kind.inverse:  # nothing to run: any step ends the program
             return self.append(action, exit_state())
         self._spending = self.budget.start() if self.budget is not None else None
-        if self.coarse_by_steps and action.kind in COARSE_ACTIONS:
+        if action.kind in COARSE_ACTIONS and self._by_fine_steps(action):
             return self._run_by_steps(action)
         record = self._predict(action)
         self._actions.append(action)
         self._records.append(record)
         self._remark(record)
         return record.state
+
+    def _by_fine_steps(self, action: Action) -> bool:
+        """Whether this coarse action runs as successive fine steps (`coarse_steps`): always ("fine"), never ("model"), or
+        ("auto") unless no breakpoint can be reached on the way (`no_target_ahead`), where one jump lands where the
+        action alone leads (the caller, the end) in one prediction instead of a fine step per line."""
+        if self.coarse_steps != "auto":
+            return self.coarse_steps == "fine"
+        if action.kind is ActionKind.BREAKPOINT or self._file_breakpoints:
+            return True
+        return not no_target_ahead(self.program, self._records[-1].state, self._breakpoints, step_out=action.kind is ActionKind.STEP_RETURN)
 
     def _run_by_steps(self, action: Action) -> State:
         """A coarse action as successive predicted fine stops, until one arrives: a breakpoint line (reason breakpoint;

@@ -164,7 +164,7 @@ def test_continue_by_fine_steps_stops_before_a_fine_step_that_would_not_fit(tiny
     assert [s.frames[-1].line for s in states] == [1, 5, 6, 7]
     answers = [lang.render_state(after, before) for before, after in zip(states, states[1:])]
     session = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, "prog.py", breakpoints=[7],
-                                             budget=StepBudget(seconds=1.2, tokens=None), coarse_by_steps=True)
+                                             budget=StepBudget(seconds=1.2, tokens=None), coarse_steps="fine")
     tok = session.tokenizer
     stop = tok.convert_tokens_to_ids(lang.STOP_TOKEN)
 

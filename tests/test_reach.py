@@ -9,7 +9,7 @@ from model.decode.constraints import state_constraint
 from model.prompt import language as lang
 from model.session import NeuralDebugger
 from model.static.flow import next_locations
-from model.static.reach import back_on_calling_line, certain_calls, entering, fine_step, reaching_functions
+from model.static.reach import back_on_calling_line, certain_calls, entering, fine_step, no_target_ahead, reaching_functions
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 from tests.sample_programs import CHECK_RUN_SCENARIO
 from tracegen.fast import record_program, replay_to_end
@@ -52,6 +52,40 @@ def test_a_continue_steps_over_what_cannot_reach_and_into_what_certainly_calls()
     # what the analysis cannot place: the plain fine step
     assert fine_step(PROGRAM, _stop(("nowhere", 3)), bp) == fine_step("import threading\n", _stop(("<module>", 1)), bp)
     assert fine_step(PROGRAM, _stop(("nowhere", 3)), bp).kind is INTO and not fine_step(PROGRAM, _stop(("nowhere", 3)), bp).enter
+
+
+def test_no_target_ahead_when_no_frame_the_action_runs_on_can_reach_a_breakpoint() -> None:
+    inside_check = _stop(("check", 2), ("run", 9), ("<module>", 12))
+    # a breakpoint in check (line 4): check holds it, run and the module call check again: nothing is settled
+    assert not no_target_ahead(PROGRAM, inside_check, {4}) and not no_target_ahead(PROGRAM, inside_check, {4}, step_out=True)
+    # a breakpoint in run (line 8): check cannot reach it, so its Step Out lands in run; a Continue can still stop there
+    assert no_target_ahead(PROGRAM, inside_check, {8}, step_out=True)
+    assert not no_target_ahead(PROGRAM, inside_check, {8})
+    # a breakpoint on the last module line: no function reaches it, the module frame does
+    assert no_target_ahead(PROGRAM, _stop(("run", 9), ("<module>", 12)), {13}, step_out=True)
+    assert not no_target_ahead(PROGRAM, _stop(("run", 9), ("<module>", 12)), {13})
+    # no breakpoint at all: every Continue and Step Out is settled
+    assert no_target_ahead(PROGRAM, inside_check, set()) and no_target_ahead(PROGRAM, _stop(("<module>", 1)), set())
+    # what the analysis cannot place, or a finished program: not settled
+    assert not no_target_ahead(PROGRAM, _stop(("nowhere", 3)), set())
+    assert not no_target_ahead("def f(:\n", _stop(("<module>", 1)), set())
+    assert not no_target_ahead(PROGRAM, State(reason=StopReason.EXITED), set())
+
+
+def test_auto_coarse_steps_jump_when_nothing_can_be_reached(tiny_checkpoint: Path) -> None:
+    """coarse_steps="auto": a Continue with no breakpoint ahead is one prediction; with one ahead, fine steps."""
+    def session(breakpoints: list[int]) -> NeuralDebugger:
+        s = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, "prog.py", breakpoints=breakpoints, max_state_tokens=48,
+                                           budget=StepBudget(seconds=None, tokens=400), coarse_steps="auto")  # fmt: skip
+        s.start_from(State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=12)]))
+        return s
+
+    settled = session([])
+    settled.step(Action(kind=ActionKind.CONTINUE))
+    assert [h.action.kind for h in settled.history] == [ActionKind.CONTINUE]
+    ahead = session([4])
+    ahead.step(Action(kind=ActionKind.CONTINUE))
+    assert ahead.history[0].action.kind is INTO  # a fine step, as coarse_steps="fine" takes
 
 
 def test_only_calls_that_run_whenever_the_line_runs_are_certain() -> None:
@@ -124,7 +158,7 @@ def test_the_entering_constraint_refuses_a_stop_that_stays_in_the_frame() -> Non
 def test_a_session_continue_takes_the_fine_steps_the_source_picks(tiny_checkpoint: Path) -> None:
     """Even an untrained model enters run() on line 12: the narrowing, not the weights, decides that."""
     session = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, "prog.py", breakpoints=[4], max_state_tokens=48,
-                                             budget=StepBudget(seconds=None, tokens=200), coarse_by_steps=True)  # fmt: skip
+                                             budget=StepBudget(seconds=None, tokens=200), coarse_steps="fine")  # fmt: skip
     session.start_from(State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=12)]))
     session.step(Action(kind=ActionKind.CONTINUE))
     first = session.history[0]

@@ -1,8 +1,9 @@
 """Which fine step brings a Continue, a Step Out or a run to a breakpoint closer to where it arrives.
 
-A session that runs a coarse action as successive predicted fine steps (`NeuralDebugger(coarse_by_steps=True)`)
-asks, before each one, `fine_step`: from the source alone (nothing is run, no value is computed), the calls a
-line can make (`model.static.flow`) say whether its calls can reach a target line (a breakpoint) or not.
+A session that runs a coarse action as successive predicted fine steps (`NeuralDebugger(coarse_steps="fine")`, and
+"auto" while a breakpoint can be reached: `no_target_ahead`) asks, before each one, `fine_step`: from the source alone
+(nothing is run, no value is computed), the calls a line can make (`model.static.flow`) say whether its calls can
+reach a target line (a breakpoint) or not.
 
 - A line whose calls cannot reach a target is stepped **over**: the calls run inside the step, as debugpy's
   Continue runs them, and the run takes one fine step per line of the frames it is in.
@@ -76,6 +77,29 @@ def fine_step(program: str, previous: State, targets: Iterable[int], *, step_out
         if step_out or _reaches(flow, caller, reach):
             return FineStep(ActionKind.STEP_INTO)
     return FineStep(ActionKind.STEP_OVER)
+
+
+def no_target_ahead(program: str, previous: State, targets: Iterable[int], *, step_out: bool = False) -> bool:
+    """Whether a Continue (or with `step_out`, a Step Out) from `previous` certainly stops on none of `targets`: no frame it
+    can run on (every frame of the stack for a Continue, the top frame for a Step Out) belongs to a code object that can
+    reach one (`reaching_functions`). Its stop is then where the action alone leads (the end, an uncaught exception, or
+    the caller), which one model jump predicts (`NeuralDebugger(coarse_steps="auto")`) instead of many fine steps.
+    False whenever the analysis cannot say: a frame of another file, a program it cannot follow, a finished state."""
+    if not previous.frames or previous.finished or any(f.file is not None for f in previous.frames):
+        return False
+    try:
+        flow = program_flow(program)
+    except FlowUnavailable:
+        return False
+    reach = reaching_functions(program, frozenset(targets))
+    if reach is None:
+        return False
+    frames = previous.frames[:1] if step_out else previous.frames  # innermost first
+    for frame in frames:
+        scopes = flow.scope_at(frame.name, frame.line)
+        if not scopes or any(scope.name in reach for scope in scopes):
+            return False
+    return True
 
 
 def back_on_calling_line(previous: State, state: State) -> bool:
