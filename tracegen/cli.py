@@ -133,6 +133,8 @@ def synth(
     cruxeval: Path | None = typer.Option(None, "--cruxeval", help="cruxeval.jsonl to keep out of the data (default: $CRUXEVAL_PATH, else the copy shipped in tracegen/cruxeval/)."),
     posing: str | None = typer.Option(None, "--posing", help="hidden-call: only inverse trajectories posed like CruxEval-I "
                                       "(a module-level call just returned, its arguments hidden), up to --per-program per program."),
+    double_quotes: float = typer.Option(0.0, "--double-quotes", min=0.0, max=1.0,
+                                        help="Share of the generated programs whose string literals are written in double quotes (real code keeps its own)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
 ) -> None:
     """Write a sharded dataset of forward and inverse trajectories of recorded programs."""
@@ -142,7 +144,7 @@ def synth(
 
     try:
         config = SynthConfig(count=count, seed=seed, sources=sources, shard_size=shard_size, per_program=per_program,
-                             max_steps=max_steps, cruxeval=str(cruxeval) if cruxeval else None, posing=posing)
+                             max_steps=max_steps, cruxeval=str(cruxeval) if cruxeval else None, posing=posing, double_quotes=double_quotes)
         manifest = make_dataset(config, out, workers=workers, show_progress=progress)
     except (ValueError, FileNotFoundError) as exc:
         _fail(str(exc))

@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from importlib import metadata
 from multiprocessing import get_context
 from pathlib import Path
@@ -42,6 +42,7 @@ from tracegen.posing import POSING
 from tracegen.shards import read_shard, shard_name, shard_rng  # noqa: F401 - read_shard, shard_rng: readers still import them from here
 from tracegen.sources import ProgramSpec, WeightedSources, parse_sources
 from tracegen.synth.filter import FilterPolicy, rejection, same_run
+from tracegen.synth.quote_style import double_quoted
 
 FORMAT_VERSION = 1
 MAX_DUPLICATES_IN_A_ROW = 1000  # draws that only repeat programs already used: the sources are exhausted
@@ -62,6 +63,7 @@ class SynthConfig:
     cruxeval: str | None = None  # path of cruxeval.jsonl; None: the default location
     policy: FilterPolicy = field(default_factory=FilterPolicy)
     posing: str | None = None  # None: the sampling policy (forward and inverse); "hidden-call": CruxEval-I's posing only
+    double_quotes: float = 0.0  # share of generated programs whose string literals are written in double quotes
 
     def __post_init__(self) -> None:
         if self.count < 1:
@@ -70,6 +72,8 @@ class SynthConfig:
             raise ValueError("shard_size, per_program and max_steps must be at least 1")
         if self.posing not in POSINGS:
             raise ValueError(f"unknown posing {self.posing!r}: choose one of {', '.join(p for p in POSINGS if p)}")
+        if not 0.0 <= self.double_quotes <= 1.0:
+            raise ValueError(f"double_quotes is a share of the programs, between 0 and 1, not {self.double_quotes}")
 
     @property
     def shards(self) -> int:
@@ -83,6 +87,8 @@ class SynthConfig:
         data = asdict(self)
         if data["posing"] is None:
             del data["posing"]  # datasets written before the option existed resume unchanged
+        if not data["double_quotes"]:
+            del data["double_quotes"]  # likewise
         data["format"] = FORMAT_VERSION
         data["generator"] = GENERATOR_VERSION
         return data
@@ -149,6 +155,15 @@ def record_filtered(spec: ProgramSpec, policy: FilterPolicy):  # noqa: ANN202 - 
     return (trace, None) if reason is None else (None, reason)
 
 
+def restyled(spec: ProgramSpec, double_quotes: float, program_seed: int) -> ProgramSpec:
+    """A generated program (and its modules) with double-quoted string literals for a `double_quotes` share of programs,
+    chosen by the program's own seed: the draws of the dataset stay those of a dataset without the option."""
+    if not spec.synthetic or double_quotes <= 0 or random.Random(program_seed ^ 0x5155_4F54).random() >= double_quotes:
+        return spec
+    return replace(spec, source=double_quoted(spec.source), modules=tuple((path, double_quoted(text)) for path, text in spec.modules),
+                   tags=spec.tags | {"double-quotes"})
+
+
 def build_shard(config: SynthConfig, index: int, out: Path, progress: Callable[[int], None] | None = None) -> ShardStats:
     """Make shard `index` of the dataset in `out` (atomically) and write its stats beside it."""
     from tracegen.sampling import sample_hidden_calls, sample_trajectories
@@ -183,6 +198,7 @@ def build_shard(config: SynthConfig, index: int, out: Path, progress: Callable[[
             if held_out is not None:
                 rejected[held_out] += 1
                 continue
+            spec = restyled(spec, config.double_quotes, program_seed)
             trace, reason = record_filtered(spec, config.policy)
             if trace is None:
                 rejected[reason or "?"] += 1
