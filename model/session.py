@@ -26,7 +26,7 @@ from model.backends.base import Backend, BackendError, Generation, Scorer
 from model.budget import Spending, StepBudget
 from model.decode.confidence import Calibration, RawScores, code_kind, json_string_end, raw_scores
 from model.decode.constraints import close_text
-from model.decode.cut_values import runaway, trim_runaway
+from model.decode.cut_values import runaway, tail_runaway, trim_runaway
 from model.decoding import Decoding, rules_for
 from model.backends.ensemble import load_companions, named_companions
 from model.prompt.listing import STATE_RESERVE, Listing
@@ -656,7 +656,8 @@ class NeuralDebugger:
         A greedy (or configured) attempt first; if its text does not parse, or runs out of tokens,
         one more with twice the tokens and some sampling (`retry_temperature`; None keeps the
         session's temperature, e.g. greedy for evaluation); a text still cut off is closed
-        (`close_text`) and noted; a text the step budget cut is first trimmed where a repetition began. For an
+        (`close_text`) and noted; a text the step budget cut is first trimmed where a repetition began, and in a bounded step a
+        value that runs into a repetition is stopped where it began (`stop_repeats`, "repeat") and closed alike. For an
         inverse action (an earlier stop: some answer beats none) a text cut off inside a repetition (`model.decode.cut_values.runaway`) is not retried but trimmed to
         where the repetition began (plus two periods), and a cut text is closed with its open repr
         (`close_text(..., close_values=True)`). Forward actions keep the plain closers: closing their
@@ -685,7 +686,7 @@ class NeuralDebugger:
                 max_tokens = spending.limit(max_tokens)
             try:
                 gen = model.generate(prompt, max_tokens=max_tokens, temperature=temperature, stop_ids=[self.stop_id], constraint=constraint,
-                                     **({} if spending is None or spending.deadline is None else {"deadline": spending.deadline}))
+                                     **self._budget_kwargs(spending))
             except BackendError as exc:
                 raise SessionError(f"the model backend failed: {exc}") from None
             self.prefill_log.append(gen.prefilled)
@@ -698,6 +699,10 @@ class NeuralDebugger:
                 failure, cut = "the prediction was cut after its step budget", (trim_runaway(text), gen)
                 if spending is not None:
                     spending.cut(f"a prediction cut after {len(gen.token_ids)} tokens")
+                break
+            if gen.finish_reason == "repeat":  # a runaway value stopped as it began (`stop_repeats`), not at the deadline
+                found = tail_runaway(text)
+                failure, cut = "the prediction ran into a repetition", (text if found is None else found.cut(text), gen)
                 break
             if gen.finish_reason in ("length", "error", "rejected"):  # out of tokens, no allowed token left, refused by the grammar's checks
                 failure, cut = f"the predicted state did not end within {max_tokens} tokens", (text, gen)
@@ -724,6 +729,18 @@ class NeuralDebugger:
             note = f"{failure}; the prediction was cut there and closed"
             return StateRecord(state=state, ids=self._encode(closed + lang.STOP_TOKEN), generation=cut[1], text=closed, note=note)
         return failure
+
+    @staticmethod
+    def _budget_kwargs(spending: Spending | None) -> dict[str, Any]:
+        """What a bounded step asks of the backend beyond an unbounded one: its deadline, and to stop a value that runs into a
+        repetition as it begins (`stop_repeats`: a runaway otherwise spent the whole budget, docs/speed.md). Evaluation
+        sessions have no budget and decode as before."""
+        if spending is None:
+            return {}
+        kwargs: dict[str, Any] = {"stop_repeats": True}
+        if spending.deadline is not None:
+            kwargs["deadline"] = spending.deadline
+        return kwargs
 
     def _step_spec(self, previous: State, action: Action | None, breakpoints: Sequence[int] | None = None,
                    kind: ActionKind | None = None) -> DecodingSpec:  # fmt: skip

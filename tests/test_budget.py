@@ -182,3 +182,77 @@ def test_continue_by_fine_steps_stops_before_a_fine_step_that_would_not_fit(tiny
     assert [r.action.kind for r in session.history] == [ActionKind.STEP_OVER] * 2
     assert state.frames[-1].line == 6 and elapsed < 1.2
     assert session.remark is not None and "ran 2 fine step(s) and did not arrive" in session.remark
+
+
+class _Ones:
+    """A constraint that lets only a run of ``1`` be written and never ends it: a value running away."""
+
+    regex = "1*"
+
+    def allows(self, text: str) -> bool:
+        return set(text) <= {"1"}
+
+    def complete(self, text: str) -> bool:
+        return False
+
+
+def test_a_bounded_generation_stops_as_a_value_runs_into_a_repetition(tiny_checkpoint: Path) -> None:
+    backend = HFBackend(tiny_checkpoint)
+    prompt = backend.tokenizer.encode("x = 1\n")
+    stop = backend.tokenizer.convert_tokens_to_ids(lang.STOP_TOKEN)
+    bounded = backend.generate(prompt, max_tokens=300, temperature=0.0, stop_ids=[stop], constraint=_Ones(), stop_repeats=True)
+    assert bounded.finish_reason == "repeat" and 96 <= len(bounded.text) < 110
+    unbounded = backend.generate(prompt, max_tokens=300, temperature=0.0, stop_ids=[stop], constraint=_Ones())
+    assert unbounded.finish_reason == "length" and len(unbounded.token_ids) == 300
+
+
+def test_only_a_bounded_session_asks_to_stop_repeats(tiny_checkpoint: Path) -> None:
+    asked: list[dict] = []
+    for budget in (StepBudget(seconds=60, tokens=None), None):
+        session = make(tiny_checkpoint, max_state_tokens=16, **({} if budget is None else {"budget": budget}))
+        generate = session.backend.generate
+
+        def recorded(*args, generate=generate, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            asked.append(kwargs)
+            return generate(*args, **kwargs)
+
+        session.backend.generate = recorded  # type: ignore[method-assign]
+        session.start()
+        session.step(Action(kind=ActionKind.STEP_INTO))
+    bounded = [kw for kw in asked if "deadline" in kw]
+    assert bounded and all(kw.get("stop_repeats") for kw in bounded)
+    assert any("deadline" not in kw and not kw.get("stop_repeats") for kw in asked)
+
+
+def test_a_value_stopped_as_it_repeats_is_closed_and_the_stop_moves(tiny_checkpoint: Path) -> None:
+    from model.backends.base import Generation
+    from tracegen.fast import record_program, replay
+
+    # the backend answers the first stop, then stops a value as it runs into a repetition ("repeat", `stop_repeats`)
+    states = replay(record_program(PROGRAM), [Action(kind=ActionKind.STEP_INTO)] * 6, [])
+    texts = [lang.render_state(after, before) for before, after in zip(states, states[1:])]
+    last = max(i for i, text in enumerate(texts) if '":"' in text)  # `y = [x, x * 2]`: a value the grammar leaves free
+    value = texts[last].index('":"') + 3
+    repeating = texts[last][:value] + "[7, " + "0, " * 40
+    answers = texts[:last] + [repeating]
+    session = make(tiny_checkpoint, budget=StepBudget(seconds=60, tokens=None))
+    tok = session.tokenizer
+    stop = tok.convert_tokens_to_ids(lang.STOP_TOKEN)
+
+    def scripted(*args, **kwargs) -> Generation:  # noqa: ANN002, ANN003
+        text = answers.pop(0)
+        ids = tok.encode(text, add_special_tokens=False)
+        if text == repeating:
+            assert kwargs.get("stop_repeats")
+            return Generation(token_ids=ids, text=text, finish_reason="repeat")
+        return Generation(token_ids=ids, text=text, finish_reason="stop", stop_token=stop)
+
+    session.backend.generate = scripted  # type: ignore[method-assign]
+    session.start()
+    for _ in range(last + 1):
+        session.step(Action(kind=ActionKind.STEP_INTO))
+    assert not answers  # the repeating answer was not retried
+    assert session.note is not None and "ran into a repetition" in session.note and "cut there and closed" in session.note
+    assert session.state.frames[-1].line == states[last + 1].frames[-1].line
+    shown = "".join(str(v) for frame in session.state.frames for v in frame.locals.values())
+    assert "[7, 0, 0" in shown and "0, 0, 0, 0" not in shown

@@ -67,3 +67,19 @@ def test_value_closer_examples() -> None:
     assert value_closer('{"x":"[1]"') == ""
     assert value_closer('{"x":"[1, \'a') == "']\""
     assert value_closer('{"x":"\\"ab') == '\\""'  # a repr quoted with " is closed with an escaped quote
+
+
+def test_a_tail_repeating_inside_one_value_is_seen_as_it_is_decoded() -> None:
+    from model.decode.cut_values import repeating_tail, tail_runaway
+
+    text = '{"x":"[3, ' + "0, " * 40
+    assert repeating_tail(text.encode())
+    assert not repeating_tail(text[:60].encode())  # too short to tell
+    found = tail_runaway(text)
+    assert found is not None and found.period == 3 and text[found.start:].startswith(", 0, 0")
+    assert found.cut(text) == '{"x":"[3, 0, 0'
+    # a deep recursion repeats whole frames (quotes, the frame marker): real, not a runaway
+    frames = "".join('<f>{"n":"1"}' for _ in range(20))
+    assert not repeating_tail(frames.encode()) and tail_runaway(frames) is None
+    ordinary = json.dumps({"s": repr("the quick brown fox jumps over the lazy dog, " * 3)})
+    assert not repeating_tail(ordinary[:-2].encode())

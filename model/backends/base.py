@@ -53,7 +53,8 @@ class Generation:
     token_ids: generated ids, without the stop token that ended it (see `stop_token`).
     text: those ids decoded (special tokens kept).
     logprobs: one natural-log probability per generated id, under the model's raw distribution.
-    finish_reason: "stop" (a stop token ended it), "length" (max_tokens reached), "deadline" (out of time), "error", or
+    finish_reason: "stop" (a stop token ended it), "length" (max_tokens reached), "deadline" (out of time), "repeat" (it ran into a
+        repetition: `stop_repeats`), "error", or
         "rejected" (a backend that enforces only the regex finished an answer the grammar's other checks refuse).
     prompt_tokens: length of the prompt.
     prefilled: prompt tokens actually computed for this request (the rest came from a KV cache);
@@ -83,11 +84,14 @@ class Backend(Protocol):
         stop_ids: Sequence[int],
         constraint: Constraint | None = None,
         deadline: float | None = None,
+        stop_repeats: bool = False,
     ) -> Generation:
         """Continue `prompt_ids` greedily (temperature 0) or by sampling until a stop id or `max_tokens`.
 
         deadline: a `time.monotonic()` time after which a backend that decodes token by token stops early
-        (finish_reason "deadline"); a remote or batched backend may finish the request (its `max_tokens` bounds it)."""
+        (finish_reason "deadline"); a remote or batched backend may finish the request (its `max_tokens` bounds it).
+        stop_repeats: a backend that decodes token by token stops as soon as the text ends in a long repetition inside
+        one value (`model.decode.cut_values.repeating_tail`; finish_reason "repeat"); a remote one may finish the request."""
         ...
 
     def close(self) -> None:

@@ -23,6 +23,7 @@ from model.backends.base import BackendError, Constraint, Generation
 from model.backends.compact_llama import CompactLlama
 from model.backends.draws import DrawCounter
 from model.backends.whole_numbers import NumberChoice, best_number
+from model.decode.cut_values import repeating_tail
 from model.prompt.value_chars import keeps_value_chars, value_chars_enabled
 
 _REJECTIONS_BEFORE_SCAN = 16
@@ -200,6 +201,7 @@ class HFBackend:
         stop_ids: Sequence[int],
         constraint: Constraint | None = None,
         deadline: float | None = None,
+        stop_repeats: bool = False,
     ) -> Generation:
         self._check_prompt(prompt_ids)
         max_tokens = max(0, min(max_tokens, self.max_model_len - len(prompt_ids)))
@@ -210,7 +212,7 @@ class HFBackend:
         if self.threads:
             self._torch.set_num_threads(self.threads)
         try:
-            return self._generate(prompt_ids, max_tokens, temperature, stops, constraint, deadline)
+            return self._generate(prompt_ids, max_tokens, temperature, stops, constraint, deadline, stop_repeats)
         finally:
             if self.threads:
                 self._torch.set_num_threads(saved_threads)
@@ -222,10 +224,11 @@ class HFBackend:
             self._generator.manual_seed(seed)
 
     def _generate(self, prompt_ids: list[int], max_tokens: int, temperature: float, stops: set[int], constraint: Constraint | None,
-                  deadline: float | None = None) -> Generation:  # fmt: skip
+                  deadline: float | None = None, stop_repeats: bool = False) -> Generation:  # fmt: skip
         """The decoding loop. Under a constraint whose Python-side checks refuse every token at some point (a dead end the
         regex alone does not see), the loop backs up: the last choice is taken back and banned there, up to
-        `MAX_BACKTRACKS` times, before it gives up ("error"). Past `deadline` (time.monotonic()) it stops ("deadline")."""
+        `MAX_BACKTRACKS` times, before it gives up ("error"). Past `deadline` (time.monotonic()) it stops ("deadline");
+        with `stop_repeats`, as soon as the text ends in a long repetition inside one value (`repeating_tail`: "repeat")."""
         with self._torch.inference_mode():
             logits, prefilled = self._prefill(prompt_ids)
             base = len(prompt_ids)
@@ -276,6 +279,9 @@ class HFBackend:
                 banned = set()
                 ids.append(token)
                 data += self._table[token] or b""
+                if stop_repeats and repeating_tail(data):
+                    finish = "repeat"
+                    break
                 if len(ids) < max_tokens:
                     logits = self._forward([token])
                 number_next = whole and token in self._number_after

@@ -87,6 +87,7 @@ class VLLMServerBackend:
         stop_ids: Sequence[int],
         constraint: Constraint | None = None,
         deadline: float | None = None,  # not enforced inside one request: `max_tokens` bounds it (base.Backend)
+        stop_repeats: bool = False,  # likewise (base.Backend)
     ) -> Generation:
         if not prompt_ids:
             raise BackendError("empty prompt")

@@ -5,7 +5,9 @@ A small model that loses track of a value often repeats its last item until the 
 closers that only finish the JSON around it (``"}``) cannot end a Python repr that is still open.
 
 `runaway(text)` finds the first long repetition (its start and period); `trim_runaway` keeps the
-text up to where the repetition began plus a few periods. `value_closer(text)` is what closes the
+text up to where the repetition began plus a few periods. `repeating_tail(data)` says, token by token and
+cheaply, whether a text being decoded now ends inside such a repetition within one value (no quote or
+special token in it: a deep recursion's repeated frames are real), and `tail_runaway(text)` where it began. `value_closer(text)` is what closes the
 repr the text stops inside (its open Python string, then its open brackets, innermost first) and
 then the JSON string holding it, e.g. ``']"`` after ``{"x":"['a', 'b``. They read the text only:
 they never run anything. The session applies them to inverse actions (`NeuralDebugger._generate_state`).
@@ -52,6 +54,31 @@ def runaway(text: str, max_period: int = MAX_PERIOD, min_run: int = MIN_RUN) -> 
                     best = Runaway(start=start, period=period)
                 break
     return best
+
+
+def repeating_tail(data: bytes, max_period: int = MAX_PERIOD, min_run: int = MIN_RUN) -> bool:
+    """Whether the last `min_run` bytes of `data` repeat with a period of at most `max_period` and hold no ``"`` nor
+    ``<`` (they lie inside one JSON string: a value or printed output, not a stack of frames). A few slice compares:
+    cheap enough to ask after every decoded token."""
+    if len(data) < min_run:
+        return False
+    tail = data[-min_run:]
+    if b'"' in tail or b"<" in tail:
+        return False
+    return any(data[-min_run:-period] == data[-min_run + period:] for period in range(1, min(max_period, min_run // 2) + 1))
+
+
+def tail_runaway(text: str, max_period: int = MAX_PERIOD, min_run: int = MIN_RUN) -> Runaway | None:
+    """The repetition `text` ends in (`repeating_tail`'s), reaching back to where it began, or None."""
+    if not repeating_tail(text.encode("utf-8"), max_period, min_run):
+        return None
+    for period in range(1, min(max_period, min_run // 2) + 1):
+        if text[-min_run:-period] == text[-min_run + period:]:
+            start = len(text) - min_run
+            while start > 0 and text[start - 1] == text[start - 1 + period]:
+                start -= 1
+            return Runaway(start=start, period=period)
+    return None  # the bytes repeat but the characters do not line up (a multi-byte character across the period)
 
 
 def trim_runaway(text: str, keep_periods: int = KEEP_PERIODS, max_period: int = MAX_PERIOD, min_run: int = MIN_RUN) -> str:
