@@ -400,6 +400,13 @@ class NeuralDebugger:
                 self._spending.cuts.clear()
                 self._spending.cut(f"{name} ran {count - 1} fine step(s) and did not arrive; this is the last one (go on to continue)")
                 break
+            if record.note and record.generation is None and count > 1:  # a fine step that could not move: the run did
+                why = record.note.split(";")[0]
+                self._actions.pop()
+                self._records.pop()
+                record = self._records[-1]
+                record.remark = f"{name} ran {count - 1} fine step(s) and did not arrive: the next could not be predicted ({why}); this is the last one"
+                break
             if record.note or state.finished or state.reason is StopReason.EXCEPTION:
                 break
             top = state.top

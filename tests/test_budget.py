@@ -256,3 +256,29 @@ def test_a_value_stopped_as_it_repeats_is_closed_and_the_stop_moves(tiny_checkpo
     assert session.state.frames[-1].line == states[last + 1].frames[-1].line
     shown = "".join(str(v) for frame in session.state.frames for v in frame.locals.values())
     assert "[7, 0, 0" in shown and "0, 0, 0, 0" not in shown
+
+
+def test_a_continue_whose_next_fine_step_cannot_be_predicted_shows_how_far_it_got(tiny_checkpoint: Path) -> None:
+    """A fine step that could not move ends a Continue at the last whole fine stop, which moved: the stop is not
+    reported as "did not move", and the remark says why it ended there."""
+    from model.backends.base import Generation
+    from tracegen.fast import record_program, replay
+
+    states = replay(record_program(PROGRAM), [Action(kind=ActionKind.STEP_OVER)] * 3, [])
+    first = lang.render_state(states[1], states[0])
+    session = NeuralDebugger.from_checkpoint(tiny_checkpoint, PROGRAM, "prog.py", breakpoints=[7], constrained=False,
+                                             budget=StepBudget(seconds=60, tokens=None), coarse_steps="fine")  # fmt: skip
+    tok = session.tokenizer
+    stop = tok.convert_tokens_to_ids(lang.STOP_TOKEN)
+    answers = [first]
+
+    def scripted(*args, **kwargs) -> Generation:  # noqa: ANN002, ANN003 - the first fine stop, then text that never parses
+        text = answers.pop(0) if answers else "not a state"
+        return Generation(token_ids=tok.encode(text, add_special_tokens=False), text=text, finish_reason="stop", stop_token=stop)
+
+    session.backend.generate = scripted  # type: ignore[method-assign]
+    session.start()
+    state = session.step(Action(kind=ActionKind.CONTINUE))
+    assert state.frames[-1].line == 5 and session.moved
+    assert [r.action.kind for r in session.history] == [ActionKind.STEP_OVER]
+    assert session.remark is not None and "ran 1 fine step(s) and did not arrive: the next could not be predicted" in session.remark
