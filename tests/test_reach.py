@@ -175,3 +175,36 @@ def test_a_stop_back_on_the_calling_line_is_told_from_a_line_event_after_step_ov
     # Step Over onto the next line shows the stepped-over call's value too, but the line runs: a breakpoint there hits
     assert not back_on_calling_line(_stop(("run", 9), ("<module>", 12)), _stop(("run", 8), ("<module>", 12), returned=True))
     assert not back_on_calling_line(inside, _stop(("run", 8), ("<module>", 12)))  # Step Over from a last line: the next line
+
+
+def test_no_target_ahead_is_never_wrong_on_recorded_runs() -> None:
+    """On real traces (the fast recorder reproduces debugpy's stops): wherever `no_target_ahead` settles a Continue or a
+    Step Out, the real one stops on no breakpoint. Every stop of an all-Step-Into walk, with seeded breakpoint sets."""
+    import random
+
+    from tracegen.fast import ReplaySession
+
+    rng = random.Random(0)
+    settled = {False: 0, True: 0}
+    sources = [PROGRAM, *((ROOT / "bench" / "programs").glob("*.py"))]
+    for source in [s if isinstance(s, str) else s.read_text() for s in sources]:
+        trace = record_program(source)
+        executable = sorted(lang.program_info(source).lines or ())
+        walk = replay_to_end(trace, [Action(kind=INTO)] * 60)
+        for _ in range(3):
+            targets = rng.sample(executable, k=min(len(executable), rng.randint(1, 3)))
+            for k, state in enumerate(walk):
+                if state.finished:
+                    continue
+                for step_out in (False, True):
+                    if not no_target_ahead(source, state, targets, step_out=step_out):
+                        continue
+                    session = ReplaySession(trace, [])
+                    session.start()
+                    for _ in range(k):
+                        session.step(Action(kind=INTO))
+                    session.set_breakpoints(targets)
+                    after = session.step(Action(kind=ActionKind.STEP_RETURN if step_out else ActionKind.CONTINUE))
+                    assert after.reason is not StopReason.BREAKPOINT, (source.splitlines()[0], state.frames, targets, step_out)
+                    settled[step_out] += 1
+    assert settled[False] > 100 and settled[True] > 100

@@ -94,12 +94,88 @@ def no_target_ahead(program: str, previous: State, targets: Iterable[int], *, st
     reach = reaching_functions(program, frozenset(targets))
     if reach is None:
         return False
+    lines = {_adjust(flow, t) for t in targets}
     frames = previous.frames[:1] if step_out else previous.frames  # innermost first
-    for frame in frames:
+    for depth, frame in enumerate(frames):
         scopes = flow.scope_at(frame.name, frame.line)
-        if not scopes or any(scope.name in reach for scope in scopes):
+        if not scopes:
+            return False
+        # a frame below the top waits on its line for the call above it: one made once is not made again by that line
+        done = frames[depth - 1].name if depth and called_once(program, frame.line, frames[depth - 1].name) else None
+        if _rest_reaches(flow, _Frame(frame.name, frame.line, scopes), lines, reach, done):
             return False
     return True
+
+
+def _rest_reaches(flow: ProgramFlow, frame: _Frame, lines: set[int], reach: frozenset[str], done: str | None = None) -> bool:
+    """Whether what is left of `frame`'s run can stop on a target: a target line it can go on to (one or more steps of
+    its line graph: its own line has had its line event), or a function that reaches one (`reach`) started by the
+    rest of its line (but `done`, the call in progress, made once there) or by a line it can go on to. A generator's
+    or a library-called frame can run again from its entry: any line of it counts, as for a whole code object
+    (`reaching_functions`)."""
+    if frame.generator or frame.indirect:
+        return any(scope.name in reach for scope in frame.scopes)
+    for scope in frame.scopes:
+        ahead = _ahead(scope.succ, frame.line)
+        if ahead & lines:
+            return True
+        if any(_reaches(flow, _Frame(scope.name, line, [scope]), reach) for line in ahead):
+            return True
+        rest = {name for name, _ in _pushes(flow, _Frame(scope.name, frame.line, [scope]))} - ({done} if frame.line not in ahead else set())
+        if rest & reach:
+            return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def called_once(program: str, line: int, name: str) -> bool:
+    """Whether the one-line statement on `line` calls `name` (``name(...)`` or ``x.name(...)``) exactly once each time it
+    runs: one such call, none inside a lambda, comprehension or generator expression (which may call it again).
+    False for statements spread over several lines or a compound statement's header (a loop may run it again)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    count = 0
+    for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))]:
+        for stmt in _statements(scope.body):
+            if not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+                continue
+            if hasattr(stmt, "body"):  # a compound statement: only its header's calls are its own
+                heads = [h for h in _header_nodes(stmt) if hasattr(h, "lineno")]
+                if stmt.lineno == line or any(h.lineno <= line <= (h.end_lineno or h.lineno) for h in heads):
+                    return False
+                continue
+            if not isinstance(stmt, CERTAIN_STATEMENTS) or stmt.lineno != stmt.end_lineno:
+                return False
+            for node in ast.walk(stmt):
+                if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                    if any(_callee(sub) == name for sub in ast.walk(node)):
+                        return False
+                elif _callee(node) == name:
+                    count += 1
+    return count == 1
+
+
+def _callee(node: ast.AST) -> str | None:
+    """The name a call calls (``f(...)``: f, ``x.m(...)``: m), or None for anything else."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    return node.func.attr if isinstance(node.func, ast.Attribute) else None
+
+
+def _ahead(succ: dict[int, set[int]], line: int) -> set[int]:
+    """The lines reachable from `line` in one or more steps (`EXIT` left out)."""
+    seen: set[int] = set()
+    todo = [n for n in succ.get(line, ()) if n != EXIT]
+    while todo:
+        here = todo.pop()
+        if here not in seen:
+            seen.add(here)
+            todo.extend(n for n in succ.get(here, ()) if n != EXIT and n not in seen)
+    return seen
 
 
 def back_on_calling_line(previous: State, state: State) -> bool:
