@@ -122,16 +122,21 @@ class DapTestClient:
 
     def wait_event(self, name: str, timeout: float | None = None) -> Message:
         """The next event called ``name`` (earlier events of other names stay queued)."""
+        return self.wait_any((name,), timeout)
+
+    def wait_any(self, names: tuple[str, ...], timeout: float | None = None) -> Message:
+        """The first queued event called any of ``names`` (events of other names stay queued)."""
         deadline = time.monotonic() + (timeout or self.timeout)
         with self._cond:
             while True:
                 for event in list(self.events):
-                    if event.get("event") == name:
+                    if event.get("event") in names:
                         self.events.remove(event)
                         return event
                 left = deadline - time.monotonic()
                 if left <= 0 or self.closed:
-                    raise TimeoutError(f"no {name!r} event; got {[e.get('event') for e in self.events]}")
+                    wanted = names[0] if len(names) == 1 else " or ".join(names)
+                    raise TimeoutError(f"no {wanted!r} event; got {[e.get('event') for e in self.events]}")
                 self._cond.wait(left)
 
     def drain(self, name: str) -> list[Message]:

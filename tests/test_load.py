@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import pytest
 
+from model.budget import StepBudget
 from protocol.debugger import Action, ActionKind, State
 from tests.dap_client import DapTestClient, TcpAdapter
 from tests.test_fuzz_adapter import rss_bytes
@@ -163,9 +164,13 @@ def test_concurrent_tiny_model_sessions(load_program, tiny_checkpoint):
     source = load_program.read_text()
     scripts = [[Action(kind=k) for k in random.Random(n).choices([ActionKind.STEP_INTO, ActionKind.STEP_OVER], k=6)]
                for n in range(4)]
+    # the sessions launch with the largest budget a launch may ask: a step of four busy sessions on a loaded machine is
+    # never cut, and the sessions alone run under the same budget (a bounded step stops a value running into a repetition)
+    seconds, tokens = 600, 100_000
     expected = []
     for script in scripts:
-        alone = NeuralDebugger.from_checkpoint(str(tiny_checkpoint), source, path=str(load_program), temperature=0.0)
+        alone = NeuralDebugger.from_checkpoint(str(tiny_checkpoint), source, path=str(load_program), temperature=0.0,
+                                               budget=StepBudget(seconds=seconds, tokens=tokens))
         states = [alone.start()]
         for action in script:
             if states[-1].finished:
@@ -174,10 +179,8 @@ def test_concurrent_tiny_model_sessions(load_program, tiny_checkpoint):
         alone.close()
         expected.append(states)
     failures: list[str] = []
-    # the sessions alone ran without a step budget; the adapter's default (2.5 s) would cut a step of four busy
-    # sessions on a loaded machine, so these launch with the largest budget a launch may ask
     launch = {"program": str(load_program), "backend": "transformers", "model": str(tiny_checkpoint), "stopOnEntry": True,
-              "stepSeconds": 600, "stepTokens": 100_000}
+              "stepSeconds": seconds, "stepTokens": tokens}
     with TcpAdapter() as adapter:
         drive(adapter.port, launch, scripts[0][: len(expected[0]) - 1], expected[0], failures, "warm-up session")  # concurrent first launches: test_first_model_launches_at_once
         run_concurrently([lambda s=s, e=e, n=n: drive(adapter.port, launch, s[: len(e) - 1], e, failures, f"model session {n}")
