@@ -190,11 +190,13 @@ def _check_return(source: str, state: State, cov: Coverage, name: str) -> None:
 
 
 def _check_names(source: str, state: State, cov: Coverage, name: str) -> None:
-    """Every frame of the program shows only names `model.static.frame_names` says are visible on its line."""
-    from model.static.frame_names import frame_names
+    """Every frame of the program shows only names `model.static.frame_names` says are visible on its line (the top
+    frame: `frame_names`; a frame below it, waiting on a call: `calling_names`)."""
+    from model.static.frame_names import calling_names, frame_names
 
-    names = frame_names(source)
-    for frame in state.frames:
+    top, below = frame_names(source), calling_names(source)
+    for depth, frame in enumerate(state.frames):
+        names = top if depth == 0 else below
         visible = names.get((frame.name, frame.line)) if frame.file is None else None
         if visible is None:
             continue

@@ -5,7 +5,7 @@ import pytest
 import regex
 
 from model.static.flow_regex import locals_regex
-from model.static.frame_names import frame_names
+from model.static.frame_names import calling_names, frame_names
 from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain
 
@@ -34,6 +34,33 @@ def test_a_name_is_visible_only_where_its_binding_can_have_run() -> None:
     assert "result" not in names[("<module>", 12)]  # bound only after line 12 ran
 
 
+def test_a_frame_waiting_on_a_call_may_show_what_its_line_binds() -> None:
+    program = "def g(v):\n    return v\n\ntotal = (n := 1) + g(2)\nprint(total)\n"
+    waiting, before = calling_names(program)[("<module>", 4)], frame_names(program)[("<module>", 4)]
+    assert before == {"g"} and waiting == {"g", "n", "total"}  # `n` is bound before g runs (`total` after: a superset)
+    assert calling_names(program)[("g", 2)] == frame_names(program)[("g", 2)] == {"v"}
+
+
+def test_a_frame_below_the_top_shows_only_names_its_code_can_bind() -> None:
+    """A step inside a callee keeps the caller's frame: an invented name there (`converted` in a program without one) is refused."""
+    from model.prompt import language as lang
+    from model.decode.constraints import state_constraint
+    from protocol.debugger import Action, ActionKind, Frame, State, StopReason
+
+    inside = State(reason=StopReason.STEP, frames=[Frame(name="f", line=2, locals={"table": "{'a': 5}"}),
+                                                   Frame(name="<module>", line=12, locals={})])  # fmt: skip
+
+    def after(module_locals: dict[str, str]) -> str:
+        stop = State(reason=StopReason.STEP, frames=[Frame(name="f", line=3, locals={"out": "[5]", "table": "{'a': 5}"}),
+                                                     Frame(name="<module>", line=12, locals=module_locals)])  # fmt: skip
+        return lang.render_state(lang.canonical_state(stop, PROGRAM), inside).removesuffix(lang.STOP_TOKEN)
+
+    constraint = state_constraint(PROGRAM, inside, action=Action(kind=ActionKind.STEP_OVER))
+    assert constraint.complete(after({}))
+    assert not constraint.complete(after({"converted": "1"}))
+    assert state_constraint(PROGRAM, inside).complete(after({"converted": "1"}))  # only the flow's names refuse it
+
+
 def test_unknown_where_globals_can_come_from_elsewhere() -> None:
     program = "globals()['x'] = 1\nprint(x)\n"
     assert ("<module>", 2) not in frame_names(program)
@@ -60,9 +87,10 @@ def test_locals_regex() -> None:
 def test_every_recorded_frame_shows_only_visible_names(seed: int) -> None:
     checked = 0
     for source, trace in recorded_programs(15, seed):
-        names = frame_names(source)
+        top, below = frame_names(source), calling_names(source)
         for state in InverseChain(trace, max_states=400).states:
-            for frame in state.frames:
+            for depth, frame in enumerate(state.frames):
+                names = top if depth == 0 else below  # a frame below the top waits on a call its line made
                 visible = names.get((frame.name, frame.line)) if frame.file is None else None
                 if visible is None:
                     continue

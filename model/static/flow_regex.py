@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from model.prompt import language as lang
 from model.static.flow import (INIT_METHODS, AnyStack, Continue, FlowSet, FlowUnavailable, ProgramFlow, Push, ScopeFlow, Shape,
                                program_flow, startable_from)  # fmt: skip
-from model.static.frame_names import frame_names as visible_names
+from model.static.frame_names import calling_names, frame_names as visible_names
 from model.static.return_kinds import local_kinds, return_kinds
 from model.static.value_kinds import kinds_value_regex
 from protocol.debugger import Ending, Frame, State, StopReason, display_key
@@ -50,9 +50,16 @@ def _lines(lines: Iterable[int]) -> str:
     return alt(str(n) for n in sorted(set(lines)))
 
 
-def kept_frames(old: list[Frame], depth: int) -> str:
-    """The previous stack's frames ``0..depth-1`` (outermost first) unchanged: each continued on its line."""
-    return "".join(f"{re.escape(lang.FRAME_SEP)}{re.escape(f.name)}{re.escape(lang.LINE_SEP)}{f.line}{lang.LOCALS_ANY_RE}" for f in old[:depth])
+def kept_frames(old: list[Frame], depth: int, calling: "Names | None" = None) -> str:
+    """The previous stack's frames ``0..depth-1`` (outermost first) unchanged: each continued on its line. With `calling`
+    (`model.static.frame_names.calling_names`), a frame's keys are the names it may show while its line waits on a call
+    (a program's callee may mutate their values, or bind a `global` it declares, so values stay free)."""
+    return "".join(f"{re.escape(lang.FRAME_SEP)}{re.escape(f.name)}{re.escape(lang.LINE_SEP)}{f.line}{_kept_locals(f, calling)}" for f in old[:depth])
+
+
+def _kept_locals(frame: Frame, calling: "Names | None") -> str:
+    visible = calling.get((frame.name, frame.line)) if calling is not None and frame.file is None else None
+    return lang.LOCALS_ANY_RE if visible is None else locals_regex(visible, True, base=list(frame.locals))
 
 
 def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" = None, known: "KnownEntry | None" = None,
@@ -166,10 +173,11 @@ def _delta_order(keys: frozenset[str], base: "Sequence[str] | None") -> list[str
 
 def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None,
            entry: "Mapping[str, KnownEntry] | None" = None, kept: "Mapping[int, KeptLocals] | None" = None,
-           before_line: bool = True, kinds: "Mapping[str, Typed] | None" = None) -> str:  # fmt: skip
+           before_line: bool = True, kinds: "Mapping[str, Typed] | None" = None, calling: "Names | None" = None) -> str:  # fmt: skip
     """The stacks `shape` allows. `before_line`: the stop comes before the top frame's line runs (a step or a
     breakpoint, not an exception raised in the middle of it), so any top frame's keys are its line's visible names.
-    `kinds`: function name -> its typed locals (`model.static.return_kinds.local_kinds`)."""
+    `kinds`: function name -> its typed locals (`model.static.return_kinds.local_kinds`). `calling`: the keys of the
+    frames kept below the top (`kept_frames`)."""
     kinds = kinds or {}
     if isinstance(shape, Continue):
         if shape.depth >= len(old) or not shape.lines:
@@ -177,7 +185,7 @@ def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names
         frame = old[shape.depth]
         head = _frame(lang.FRAME_SEP, frame.name, shape.lines, names if frame.file is None else None,
                       kept=(kept or {}).get(shape.depth), base=list(frame.locals), typed=kinds.get(frame.name) if frame.file is None else None)  # fmt: skip
-        return kept_frames(old, shape.depth) + head
+        return kept_frames(old, shape.depth, calling) + head
     if isinstance(shape, Push):
         options = []
         for name, lines in sorted(shape.frames, key=lambda f: f[0]):
@@ -186,16 +194,18 @@ def _shape(shape: Shape, old: list[Frame], info: lang.ProgramInfo, names: "Names
             base = list(old[shape.depth].locals) if continues else None
             options.append(_frame(lang.FRAME_SEP if continues else lang.CALL_SEP, name, lines, names, known, base=base, typed=kinds.get(name)))
         body = alt(o for o in options if o)
-        return kept_frames(old, shape.depth) + body if body else ""
-    return _any_stack(shape, old, info, names if before_line else None)
+        return kept_frames(old, shape.depth, calling) + body if body else ""
+    return _any_stack(shape, old, info, names if before_line else None, calling)
 
 
-def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None) -> str:
+def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo, names: "Names | None" = None,
+               calling: "Names | None" = None) -> str:  # fmt: skip
     """Any stack (the grammar's continuation rule) whose top frame satisfies `shape`; with `names`
     (`model.static.frame_names`) the top frame's locals' keys are the names visible on its line when the
     shape fixes where the top frame is (a breakpoint stop, which comes before its line runs). The
     frames below the top stopped in the middle of a line (a call), where a name may already be bound
-    by that line (`(y := 1) + g()`), so they stay unconstrained, as the frames an exception stops."""
+    by that line (`(y := 1) + g()`): those kept from the previous stack take `calling`'s keys for their line
+    (`kept_frames`), the others stay unconstrained, as the frames an exception stops."""
     by_name = info.lines_by_name or {}
 
     def top_lines(name: str, lines: Iterable[int]) -> set[int]:
@@ -221,12 +231,12 @@ def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo, names:
         own = info.lines_of(frame.name) or frozenset()
         here = _frame(lang.FRAME_SEP, frame.name, top_lines(frame.name, own), top_names, base=list(frame.locals))
         if not restricted and here:  # the frame, then any frames
-            options.append(kept_frames(old, depth) + here + (f"(?:{new_any}){'*' if most is None else f'{{0,{most}}}'}" if new_any else ""))
+            options.append(kept_frames(old, depth, calling) + here + (f"(?:{new_any}){'*' if most is None else f'{{0,{most}}}'}" if new_any else ""))
             continue
         if here:  # the frame on top
-            options.append(kept_frames(old, depth) + here)
+            options.append(kept_frames(old, depth, calling) + here)
         if pushed and own:
-            options.append(kept_frames(old, depth) + _frame(lang.FRAME_SEP, frame.name, own) + pushed)
+            options.append(kept_frames(old, depth, calling) + _frame(lang.FRAME_SEP, frame.name, own) + pushed)
     return alt(options)
 
 
@@ -246,6 +256,7 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
         return lang.state_regex(program, previous, include_end=include_end)
     old = list(reversed(previous.frames))
     names = visible_names(program) if frame_names else None
+    calling = calling_names(program) if frame_names else None
     kinds = local_kinds(program) if typed_returns else None
     running = []
     value = f"{re.escape(lang.RETURN_SEP)}{return_value_regex(program, info.names or (), typed=typed_returns)}"
@@ -257,7 +268,7 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
             groups: dict[tuple[str, ...] | None, list[str]] = {}  # the functions whose return value the stop may show (None: any) -> shapes
             for shape in shapes:
                 if flow.must_return(shape, reason) == must:
-                    text = _shape(shape, old, info, names, entry, steps_kept, token != lang.REASON_EXCEPTION, kinds)
+                    text = _shape(shape, old, info, names, entry, steps_kept, token != lang.REASON_EXCEPTION, kinds, calling)
                     if text:
                         groups.setdefault(_returners(program, old, shape), []).append(text)
             for returners, bodies in groups.items():

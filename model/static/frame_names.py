@@ -34,11 +34,22 @@ _COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, 
 
 def frame_names(program: str) -> dict[tuple[str, int], frozenset[str]]:
     """(code object name, line) -> the names its frame may show there (missing: unknown, any name)."""
-    return dict(_analyse(program))
+    return dict(_analyse(program)[0])
+
+
+def calling_names(program: str) -> dict[tuple[str, int], frozenset[str]]:
+    """(code object name, line) -> the names its frame may show while it waits on that line for a call it made (a frame
+    below the top): those of `frame_names` plus the ones the line itself binds, which may be bound before the call
+    (``(y := 1) + g()``, the target of ``for x in gen():`` from the second item on). Missing: unknown, any name."""
+    return dict(_analyse(program)[1])
+
+
+Analysed = tuple[tuple[tuple[str, int], frozenset[str]], ...]
 
 
 @lru_cache(maxsize=32)
-def _analyse(program: str) -> tuple[tuple[tuple[str, int], frozenset[str]], ...]:
+def _analyse(program: str) -> tuple[Analysed, Analysed]:
+    """`frame_names` and `calling_names`, as sorted tuples."""
     from model.static.flow import FlowUnavailable, program_flow
 
     try:
@@ -46,23 +57,47 @@ def _analyse(program: str) -> tuple[tuple[tuple[str, int], frozenset[str]], ...]
         tree = ast.parse(program)
         top = symtable.symtable(program, "<program>", "exec")
     except (FlowUnavailable, SyntaxError, ValueError, RecursionError, MemoryError):
-        return ()
+        return (), ()
     if _dynamic_globals(tree):  # exec / locals() can also add names to a function's frame dictionary
-        return ()
+        return (), ()
     tables = {(t.get_name(), t.get_lineno()): t for t in _tables(top) if isinstance(t, symtable.Function)}
     declared_global = {name for t in tables.values() for name in t.get_identifiers() if t.lookup(name).is_declared_global()}
     out: dict[tuple[str, int], frozenset[str] | None] = {}
+    calling: dict[tuple[str, int], frozenset[str] | None] = {}
     for scope in flow.scopes:
         names: dict[int, set[str]] | None = None
+        sites: list[tuple[str, ast.AST]] = []
         if scope.kind == "function":
             table = tables.get((scope.name, scope.node.lineno))  # type: ignore[attr-defined]
-            names = _function_names(scope, table) if table is not None else None
+            if table is not None:
+                names, sites = _function_names(scope, table)
         elif scope.kind == "module":
-            names = _scope_names(scope, set(), _bound_lines(scope, list(_bindings(tree.body))), extra=declared_global)
+            sites = list(_bindings(tree.body))
+            names = _scope_names(scope, set(), _bound_lines(scope, sites), extra=declared_global)
+        on_line = _bound_on_lines(scope, sites)
         for line in scope.lines:
             key = (scope.name, line)
-            out[key] = None if key in out or names is None else frozenset(n for n in names.get(line, set()) if not _dunder(n))
-    return tuple(sorted((k, v) for k, v in out.items() if v is not None))
+            shared = key in out or names is None
+            out[key] = None if shared else _shown(names.get(line, set()))  # type: ignore[union-attr]
+            calling[key] = None if shared else _shown(names.get(line, set()) | on_line.get(line, set()))  # type: ignore[union-attr]
+    return _known(out), _known(calling)
+
+
+def _shown(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(n for n in names if not _dunder(n))
+
+
+def _known(names: dict[tuple[str, int], frozenset[str] | None]) -> Analysed:
+    return tuple(sorted((k, v) for k, v in names.items() if v is not None))
+
+
+def _bound_on_lines(scope, sites: list[tuple[str, ast.AST]]) -> dict[int, set[str]]:  # noqa: ANN001
+    """Line -> the names a statement or header on that line binds."""
+    out: dict[int, set[str]] = {}
+    for name, stmt in sites:
+        for line in _header_lines(stmt, scope.lines):
+            out.setdefault(line, set()).add(name)
+    return out
 
 
 def _tables(table: symtable.SymbolTable) -> Iterator[symtable.SymbolTable]:
@@ -89,14 +124,15 @@ def _dynamic_globals(tree: ast.Module) -> bool:
     return False
 
 
-def _function_names(scope, table: symtable.Function) -> dict[int, set[str]]:  # noqa: ANN001
-    """Line -> the names a function's frame may show there: parameters and free variables always, locals once bound."""
+def _function_names(scope, table: symtable.Function) -> tuple[dict[int, set[str]], list[tuple[str, ast.AST]]]:  # noqa: ANN001
+    """Line -> the names a function's frame may show there: parameters and free variables always, locals once bound;
+    and the statements binding its locals."""
     params = set(table.get_parameters())
     always = params | set(table.get_frees())
     local = {n for n in table.get_locals() if n not in params}
     node = scope.node
     sites = [(name, stmt) for name, stmt in _bindings(node.body) if name in local]
-    return _scope_names(scope, always, _bound_lines(scope, sites))
+    return _scope_names(scope, always, _bound_lines(scope, sites)), sites
 
 
 def _scope_names(scope, always: set[str], bound: dict[str, set[int]], *, extra: Iterable[str] = ()) -> dict[int, set[str]]:  # noqa: ANN001
