@@ -33,7 +33,7 @@ from model.prompt.listing import STATE_RESERVE, Listing
 from model.decode.rerank import CALL_CANDIDATES, CHECK_WEIGHT, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY, Candidate
 from model.decode.spec import COARSE_ACTIONS, ENSEMBLE_KINDS, DecodingSpec, SpecOptions, build_spec, sampling_plan
 from model.session_api import SessionError
-from model.static.reach import FineStep, back_on_calling_line, fine_step, no_target_ahead
+from model.static.reach import FineStep, back_on_calling_line, fine_step, no_target_ahead, returned_call
 from model.static.user_modules import collect_user_modules
 from model.prompt.value_chars import encode_text, value_chars_enabled
 from protocol.debugger import Action, ActionKind, Ending, Frame, State, Step, StopReason
@@ -639,7 +639,7 @@ class NeuralDebugger:
 
     def _predict(self, action: Action) -> StateRecord:
         previous = self._records[-1].state
-        outcome = self._generate_or_rank(self._prompt_ids(action), previous, action)
+        outcome = self._generate_or_rank(self._prompt_ids(action), previous, action, returned=self._returned_call())
         if isinstance(outcome, StateRecord):
             return outcome
         stay = previous.model_copy(deep=True)
@@ -750,19 +750,28 @@ class NeuralDebugger:
         return kwargs
 
     def _step_spec(self, previous: State, action: Action | None, breakpoints: Sequence[int] | None = None,
-                   kind: ActionKind | None = None) -> DecodingSpec:  # fmt: skip
+                   kind: ActionKind | None = None, returned: str | None = None) -> DecodingSpec:  # fmt: skip
         """The decoding spec of the next state (`model.decode.spec`), built once per stop asked: every attempt, candidate
-        and companion shares it. `kind`: the action asked when `action` is None (an answer not narrowed by it)."""
+        and companion shares it. `kind`: the action asked when `action` is None (an answer not narrowed by it).
+        `returned`: the function whose call came back to `previous` (`model.static.reach.returned_call`)."""
         options = self._spec_options()
         bps = tuple(self._breakpoints if breakpoints is None else breakpoints)
         kind = action.kind if action is not None else kind
         enter = self._enter_call
         key = (lang.render_state(previous, None), action.model_dump_json() if action is not None else None, bps, kind, options,
-               self.program, tuple(sorted(self.modules.items())), enter)  # fmt: skip
+               self.program, tuple(sorted(self.modules.items())), enter, returned)  # fmt: skip
         if key != self._spec_key or self._spec is None:
-            self._spec = build_spec(self.program, previous, action, options, modules=self.modules, breakpoints=bps, kind=kind, enter=enter)
+            self._spec = build_spec(self.program, previous, action, options, modules=self.modules, breakpoints=bps, kind=kind,
+                                    enter=enter, returned=returned)  # fmt: skip
             self._spec_key = key
         return self._spec
+
+    def _returned_call(self) -> str | None:
+        """The function whose call came back to the current stop, when the history says it is a step's stop back on its
+        calling line (`model.static.reach.returned_call`)."""
+        if len(self._records) < 2 or not self._actions:
+            return None
+        return returned_call(self._records[-2].state, self._actions[-1].kind, self._records[-1].state)
 
     def _spec_options(self) -> SpecOptions:
         """The session's settings as they are now (an evaluation may change them after construction)."""
@@ -804,12 +813,14 @@ class NeuralDebugger:
         return record.state
 
     def _generate_or_rank(self, prompt: list[int], previous: State, action: Action | None,
-                          breakpoints: Sequence[int] | None = None, kind: ActionKind | None = None) -> StateRecord | str:  # fmt: skip
+                          breakpoints: Sequence[int] | None = None, kind: ActionKind | None = None,
+                          returned: str | None = None) -> StateRecord | str:  # fmt: skip
         """`_generate_state`, or the best of several answers (`model.decode.rerank`) when the step's plan draws more than
         one (`model.decode.spec.sampling_plan`: `call_candidates` after inv_step_call, `coarse_candidates` after step_return,
         continue, breakpoint, `candidates` after any other). `kind`: the action asked, when `action` is None (an
-        unnarrowed answer, as next-state evaluation asks inverse actions)."""
-        spec = self._step_spec(previous, action, breakpoints, kind)
+        unnarrowed answer, as next-state evaluation asks inverse actions). `returned`: the function whose call came back
+        to `previous` (`model.static.reach.returned_call`; the session's own steps read it from the history)."""
+        spec = self._step_spec(previous, action, breakpoints, kind, returned)
         count = spec.plan.count
         if count <= 1 or not isinstance(self.backend, Scorer):  # one answer, or nothing to rank them by: the greedy answer
             return self._generate_state(prompt, previous, action, breakpoints, spec=spec)

@@ -66,6 +66,23 @@ def test_every_state_is_a_question_and_a_limit_covers_every_action(shard: Path, 
         assert q.example.prompt.endswith(render_action(Action.model_validate(step["action"])))
 
 
+def test_a_question_after_a_return_stop_names_the_call_that_came_back(shard: Path, tokenizer) -> None:  # noqa: ANN001
+    """As the session reads its history (`model.static.reach.returned_call`), so a question asked of the evaluation
+    decodes under the same grammar as the session's own step."""
+    from model.static.reach import returned_call
+
+    lines = shard.read_text().splitlines()
+    named = 0
+    for q in ns.select_questions(shard, tokenizer, 1024, limit=None, seed=0).questions:
+        traj = json.loads(lines[q.trajectory])
+        states = [State.model_validate(traj["initial"])] + [State.model_validate(st["state"]) for st in traj["steps"]]
+        kinds = [Action.model_validate(st["action"]).kind for st in traj["steps"]]
+        expected = returned_call(states[q.step - 1], kinds[q.step - 1], states[q.step]) if q.step and traj["direction"] == "forward" else None
+        assert q.example.returned == expected
+        named += expected is not None
+    assert named > 0
+
+
 def test_scoring_a_perfect_prediction_is_exact_and_no_state_is_wrong(shard: Path, tokenizer) -> None:  # noqa: ANN001
     questions = ns.select_questions(shard, tokenizer, 1024, limit=None, seed=0).questions
     for q in questions:

@@ -9,7 +9,8 @@ from model.decode.constraints import state_constraint
 from model.prompt import language as lang
 from model.session import NeuralDebugger
 from model.static.flow import next_locations
-from model.static.reach import back_on_calling_line, certain_calls, entering, fine_step, no_target_ahead, reaching_functions
+from model.static.reach import (back_on_calling_line, certain_calls, entering, fine_step, no_target_ahead, reaching_functions,
+                                returned_call, without_returned_call, without_unreachable_breakpoints)  # fmt: skip
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 from tests.sample_programs import CHECK_RUN_SCENARIO
 from tracegen.fast import record_program, replay_to_end
@@ -208,3 +209,104 @@ def test_no_target_ahead_is_never_wrong_on_recorded_runs() -> None:
                     assert after.reason is not StopReason.BREAKPOINT, (source.splitlines()[0], state.frames, targets, step_out)
                     settled[step_out] += 1
     assert settled[False] > 100 and settled[True] > 100
+
+
+# `trace` is called once on line 9, after `double` (called in a comprehension on line 8: any number of times)
+RETURNED = """\
+def double(v):
+    return v * 2
+
+def trace(m):
+    return m[0] + m[1]
+
+grid = [1, 2]
+twice = [double(v) for v in grid]
+print(grid, trace(grid))
+print(len(twice))
+"""
+
+
+def test_a_call_that_came_back_is_not_started_again_by_its_line() -> None:
+    back = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=9)], return_value=ReturnValue(name="trace", value="3"))
+    inside = _stop(("trace", 5), ("<module>", 9))
+    assert returned_call(inside, OVER, back) == "trace"
+    assert returned_call(inside, ActionKind.CONTINUE, back) is None  # a Continue stops on line events only
+    assert returned_call(_stop(("<module>", 8)), OVER, back) is None  # Step Over onto the line: a line event
+    into = Action(kind=INTO)
+    flow = next_locations(RETURNED, back, into)
+    assert flow.allows(back, _stop(("trace", 5), ("<module>", 9)))
+    narrowed = without_returned_call(flow, RETURNED, back, "trace")
+    assert not narrowed.allows(back, _stop(("trace", 5), ("<module>", 9)))
+    assert narrowed.allows(back, _stop(("<module>", 10)))
+    # a function a comprehension calls may be called again by the rest of its line
+    comp = State(reason=StopReason.STEP, frames=[Frame(name="<listcomp>", line=8), Frame(name="<module>", line=8)],
+                 return_value=ReturnValue(name="double", value="2"))
+    assert without_returned_call(next_locations(RETURNED, comp, into), RETURNED, comp, "double") == next_locations(RETURNED, comp, into)
+    # and the grammar: the session's spec refuses the call started again
+    again = lang.render_state(_stop(("trace", 5), ("<module>", 9)), back).removesuffix(lang.STOP_TOKEN)
+    assert state_constraint(RETURNED, back, action=into).complete(again)
+    assert not state_constraint(RETURNED, back, action=into, returned="trace").allows(again)
+
+
+def test_a_returned_call_is_never_started_again_on_recorded_runs() -> None:
+    """On real traces: every recorded Step Into from a step's stop back on its calling line lies in the narrowed flow
+    (generators resumed, functions library code calls and lines that call twice keep their shapes)."""
+    from tracegen.synth import generate_program
+    import random
+
+    rng = random.Random(3)
+    sources = [RETURNED, PROGRAM, *(p.read_text() for p in sorted((ROOT / "bench" / "programs").glob("*.py"))),
+               *(p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))), *(generate_program(rng).source for _ in range(40))]
+    narrowed = 0
+    for source in sources:
+        trace = record_program(source)
+        for script in ([INTO] * 150, [INTO, INTO, OVER] * 50):
+            states = replay_to_end(trace, [Action(kind=k) for k in script])
+            for i in range(len(states) - 2):  # states[i + 1] after script[i]
+                before, previous, state = states[i], states[i + 1], states[i + 2]
+                returned = returned_call(before, script[i], previous)
+                if returned is None or state.finished or script[i + 1] is not INTO:
+                    continue
+                flow = next_locations(source, previous, Action(kind=INTO))
+                cut = without_returned_call(flow, source, previous, returned)
+                assert cut.allows(previous, state), (source.splitlines()[:3], previous.frames, state.frames)
+                narrowed += cut != flow
+    assert narrowed > 20
+
+
+def test_a_continue_with_no_breakpoint_ahead_is_not_offered_one() -> None:
+    """The jump's grammar (session and evaluation alike) leaves out breakpoint stops `no_target_ahead` rules out."""
+    cont = Action(kind=ActionKind.CONTINUE)
+    hit = State(reason=StopReason.BREAKPOINT, frames=[Frame(name="double", line=2, locals={"v": "1"}),
+                                                      Frame(name="<listcomp>", line=8), Frame(name="<module>", line=8)])
+
+    def text(state: State, previous: State) -> str:
+        return lang.render_state(state, previous).removesuffix(lang.STOP_TOKEN)
+
+    before, after = _stop(("<module>", 8)), _stop(("<module>", 9))
+    assert state_constraint(RETURNED, before, action=cont, breakpoints=[2]).complete(text(hit, before))
+    assert not state_constraint(RETURNED, after, action=cont, breakpoints=[2]).allows(text(hit, after)[:40])
+    flow = next_locations(RETURNED, after, cont, [2])
+    assert flow.breakpoint and not without_unreachable_breakpoints(flow, RETURNED, after, ActionKind.CONTINUE, [2]).breakpoint
+    # a step runs a part of what a Continue would: no breakpoint for it either; a run to a line keeps its shapes
+    step = next_locations(RETURNED, after, Action(kind=OVER), [2])
+    assert step.breakpoint and not without_unreachable_breakpoints(step, RETURNED, after, OVER, [2]).breakpoint
+    run_to = next_locations(RETURNED, after, Action(kind=ActionKind.BREAKPOINT, line=2), [2])
+    assert without_unreachable_breakpoints(run_to, RETURNED, after, ActionKind.BREAKPOINT, [2]) == run_to
+
+
+def test_a_step_out_of_a_generator_may_run_its_consumer_on_to_a_breakpoint() -> None:
+    """Leaving a generator at a yield runs the loop that consumes it: a breakpoint there is ahead (a recorded Step Out
+    from `adjacent` stopped on line 5's breakpoint)."""
+    source = "def adjacent(items):\n    for i in range(len(items) - 1):\n        yield items[i], items[i + 1]\n\nfor a, b in adjacent([1, 4, 2]):\n    print(b - a)\n"
+    inside = _stop(("adjacent", 2), ("<module>", 5))
+    assert not no_target_ahead(source, inside, [6], step_out=True)
+    assert no_target_ahead(PROGRAM, _stop(("check", 2), ("run", 9), ("<module>", 12)), [10], step_out=True)  # a plain function
+    trace = record_program(source)
+    from tracegen.fast import ReplaySession
+
+    session = ReplaySession(trace, [6])
+    session.start()
+    while not (session.state.frames and session.state.frames[0].name == "adjacent"):
+        session.step(Action(kind=INTO))
+    assert session.step(Action(kind=ActionKind.STEP_RETURN)).reason is StopReason.BREAKPOINT

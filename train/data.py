@@ -182,13 +182,17 @@ def every_window_example(traj: Any, windows: list[list[Any]]) -> Iterator[tuple[
 def _state_example(traj: Any, segments: list[Any], seg_index: int, step_index: int) -> NextStateExample:
     """The question for the state of ``segments[seg_index]`` (= ``traj.steps[step_index]``): the text before it as the prompt."""
     from model.prompt import language
+    from model.static.reach import returned_call
 
     step = traj.steps[step_index]
     previous = traj.steps[step_index - 1].state if step_index else traj.initial
+    before = (traj.steps[step_index - 2].state if step_index > 1 else traj.initial) if step_index else None
+    returned = returned_call(before, traj.steps[step_index - 1].action.kind, previous) if before is not None else None
     return NextStateExample(
         prompt=language.render_text(segments[:seg_index]),
         target=language.canonical_state(step.state, traj.program).model_dump_json(),
         previous=previous.model_dump_json(),
+        returned=returned if traj.direction == "forward" else None,
         program=traj.program,
         action=step.action.kind.value,
         direction=traj.direction,

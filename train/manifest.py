@@ -76,6 +76,7 @@ class NextStateExample(BaseModel):
     program: str  # the program source (parsing a state needs it)
     target: str  # the expected State as JSON (protocol.debugger.State)
     previous: str | None = None  # the state before it as JSON, when parsing needs it
+    returned: str | None = None  # the function whose call came back to `previous` (`model.static.reach.returned_call`)
     action: str  # the action kind that leads to the target (e.g. step_into)
     direction: Literal["forward", "inverse"] = "forward"
 

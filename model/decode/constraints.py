@@ -61,12 +61,15 @@ class StateConstraint(RegexConstraint):
 
 
 class FlowConstraint(RegexConstraint):
-    """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.static.flow_regex`);
+    """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.static.flow_regex`), a
+    Continue's or Step Out's without breakpoint stops none of whose lines it can reach (`model.static.reach`);
     `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top. `enter`: the stop
-    enters a call of the line (`model.static.reach.entering`; a coarse action's fine step at a line that certainly calls)."""
+    enters a call of the line (`model.static.reach.entering`; a coarse action's fine step at a line that certainly calls).
+    `returned`: `previous` is a stop back on its calling line after that function's call came back, which a Step Into
+    does not start again where the line calls it once (`model.static.reach.without_returned_call`)."""
 
     def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = (),
-                 rules: "DecodingRules | None" = None, *, enter: bool = False) -> None:  # fmt: skip
+                 rules: "DecodingRules | None" = None, *, enter: bool = False, returned: "str | None" = None) -> None:  # fmt: skip
         from model.static.call_args import entry_values
         from model.decoding import FULL_RULES
         from model.static.line_effects import kept_locals
@@ -75,7 +78,12 @@ class FlowConstraint(RegexConstraint):
         from protocol.debugger import ActionKind
 
         rules = rules or FULL_RULES
-        self.flow = next_locations(program, previous, action, breakpoints)
+        from model.static.reach import without_returned_call, without_unreachable_breakpoints
+
+        self.flow = without_unreachable_breakpoints(next_locations(program, previous, action, breakpoints), program, previous,
+                                                    action.kind, breakpoints)  # fmt: skip
+        if returned is not None and action.kind is ActionKind.STEP_INTO:
+            self.flow = without_returned_call(self.flow, program, previous, returned)
         if enter:
             from model.static.reach import entering
 
@@ -114,8 +122,8 @@ class InverseCallConstraint(RegexConstraint):
 
 def state_constraint(program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None, *,
                      action: "Action | None" = None, breakpoints: "Sequence[int]" = (),
-                     reprs: bool = False, rules: "DecodingRules | None" = None,
-                     enter: bool = False) -> "RegexConstraint | CheckedConstraint | ChainCheckedConstraint":  # fmt: skip
+                     reprs: bool = False, rules: "DecodingRules | None" = None, enter: bool = False,
+                     returned: "str | None" = None) -> "RegexConstraint | CheckedConstraint | ChainCheckedConstraint":  # fmt: skip
     """The constraint for the state that follows `previous` (None: a first state); `modules` (path ->
     source) are the user files whose frames may appear.
 
@@ -125,7 +133,7 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
     the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.decode.repr_check.CheckedConstraint`;
     checked by the transformers backend on each prefix, by vLLM on its answer: `model.decode.spec`). `rules` (`model.decoding`, default the full
     decoding's): which narrowing beyond well-formedness and control flow applies. `enter`: a Step Into's stop must
-    enter a call of the line (`FlowConstraint`).
+    enter a call of the line; `returned`: the function whose call came back to `previous`'s line (`FlowConstraint`).
     """
     from model.static.call_chain import ChainCheckedConstraint
     from protocol.debugger import ActionKind
@@ -134,7 +142,7 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
     if action is not None and previous is not None and not modules and action.kind is ActionKind.INV_STEP_CALL:
         constraint = InverseCallConstraint.or_state(program, previous, rules)
     elif action is not None and previous is not None and not modules and not action.kind.inverse:
-        constraint = ChainCheckedConstraint(FlowConstraint(program, previous, action, breakpoints, rules, enter=enter), program)
+        constraint = ChainCheckedConstraint(FlowConstraint(program, previous, action, breakpoints, rules, enter=enter, returned=returned), program)
     else:
         constraint = StateConstraint(program, previous, modules)
     return CheckedConstraint(constraint, program) if reprs else constraint

@@ -37,6 +37,10 @@ from protocol.debugger import ActionKind, State, StopReason
 CERTAIN_STATEMENTS = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return, ast.If, ast.While, ast.Assert, ast.Raise)
 # expressions whose parts are evaluated only sometimes (or later, in a scope of their own): their calls are not certain
 SOMETIMES = (ast.Lambda, ast.IfExp, ast.BoolOp)
+# the actions whose breakpoint stops `without_unreachable_breakpoints` may leave out
+UNREACHABLE_NARROWED = frozenset({ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN, ActionKind.CONTINUE})
+# the actions whose stop can be a return to the calling line (`returned_call`)
+RETURN_STOPPING = frozenset({ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN})
 
 
 @dataclass(frozen=True)
@@ -95,7 +99,14 @@ def no_target_ahead(program: str, previous: State, targets: Iterable[int], *, st
     if reach is None:
         return False
     lines = {_adjust(flow, t) for t in targets}
-    frames = previous.frames[:1] if step_out else previous.frames  # innermost first
+    frames = previous.frames  # innermost first
+    if step_out:  # the top frame alone, unless leaving it may not end the run there (a generator's yield, a library caller)
+        top = flow.scope_at(frames[0].name, frames[0].line)
+        if not top:
+            return False
+        here = _Frame(frames[0].name, frames[0].line, top)
+        if not (here.generator or here.indirect):
+            frames = frames[:1]
     for depth, frame in enumerate(frames):
         scopes = flow.scope_at(frame.name, frame.line)
         if not scopes:
@@ -195,6 +206,58 @@ def entering(flow: FlowSet, depth: int) -> FlowSet:
     if flow.unconstrained or not pushes:
         return flow
     return replace(flow, step=pushes, exit=False, returned=frozenset())
+
+
+def without_unreachable_breakpoints(flow: FlowSet, program: str, previous: State, action: ActionKind,
+                                    breakpoints: Iterable[int]) -> FlowSet:  # fmt: skip
+    """`flow` (after a forward step, a Continue or a Step Out from `previous`) without its breakpoint stops when none of
+    them can be reached on the way (`no_target_ahead`: what is left of the run of every frame, or for Step Out of the
+    top frame, starts no line and no call that can stop on one): the stop is then where the action alone leads. A step
+    passes through a part of the line events a Continue from the same stop would, so what no Continue reaches, no step
+    does. Unchanged for a run to a line (its line is a target too), inverse actions, or when unsure."""
+    if flow.unconstrained or not flow.breakpoint or action not in UNREACHABLE_NARROWED:
+        return flow
+    if not no_target_ahead(program, previous, breakpoints, step_out=action is ActionKind.STEP_RETURN):
+        return flow
+    return replace(flow, breakpoint=[])
+
+
+def returned_call(before: State | None, action: ActionKind | None, previous: State) -> str | None:
+    """The function whose call came back to `previous`, when `previous` (reached from `before` by `action`) is a step's
+    stop back on its calling line (a return stop, no line event: `back_on_calling_line`); None otherwise. A breakpoint
+    on a calling line in a loop is a new line event, and a Continue stops only on those: only steps count."""
+    if before is None or action not in RETURN_STOPPING or previous.reason is not StopReason.STEP:
+        return None
+    if len(before.frames) != len(previous.frames) + 1 or not back_on_calling_line(before, previous):
+        return None
+    return before.frames[0].name
+
+
+def without_returned_call(flow: FlowSet, program: str, previous: State, returned: str) -> FlowSet:
+    """`flow` (after Step Into from `previous`, a stop back on its calling line after the call of `returned` came back)
+    without a new frame of `returned` on top: the line's statement calls it once each time it runs (`called_once`) and
+    no library code can call it (a plain function of the program: not a generator, not `indirect`), so the rest of the
+    line does not start it again. Exception and breakpoint stops keep their shapes (an exception shows the stack where
+    it was raised). Unchanged when any of that is not certain."""
+    top = previous.top
+    if flow.unconstrained or top is None or top.file is not None or not called_once(program, top.line, returned):
+        return flow
+    try:
+        scopes = [s for s in program_flow(program).scopes if s.name == returned]
+    except FlowUnavailable:
+        return flow
+    if not scopes or any(s.kind != "function" or s.generator or s.indirect for s in scopes):
+        return flow
+    depth = len(previous.frames)
+    step = []
+    for shape in flow.step:
+        if isinstance(shape, Push) and shape.depth == depth:
+            frames = frozenset(f for f in shape.frames if f[0] != returned)
+            if frames:
+                step.append(Push(depth, frames))
+        else:
+            step.append(shape)
+    return replace(flow, step=step)
 
 
 def _frame(flow: ProgramFlow, name: str, line: int) -> _Frame | None:

@@ -256,7 +256,7 @@ def evaluate(questions: list[Question], sessions: Any, *, progress: bool = True,
         started = time.perf_counter()
         try:  # the session's own step, as `step` and `predict_before` ask it: generate (a forward stop narrowed by static
             # flow, inv_step_call's by the call's entry locals; an earlier stop's runaway trimmed), retry, close, parse
-            outcome = session._generate_or_rank(ids, previous, action, breakpoints, kind=action.kind)
+            outcome = session._generate_or_rank(ids, previous, action, breakpoints, kind=action.kind, returned=ex.returned)
         except SessionError as exc:  # the backend failed on this prompt: no prediction
             outcome = f"error: {exc}"
         seconds = time.perf_counter() - started
