@@ -62,7 +62,8 @@ class StateConstraint(RegexConstraint):
 
 class FlowConstraint(RegexConstraint):
     """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.static.flow_regex`), a
-    Continue's or Step Out's without breakpoint stops none of whose lines it can reach (`model.static.reach`);
+    Continue's or Step Out's without breakpoint stops none of whose lines it can reach (`model.static.reach`), a step
+    from the first run of a loop header over constants into its body (`model.static.loop_entry`);
     `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top. `enter`: the stop
     enters a call of the line (`model.static.reach.entering`; a coarse action's fine step at a line that certainly calls).
     `returned`: `previous` is a stop back on its calling line after that function's call came back, which a Step Into
@@ -78,12 +79,14 @@ class FlowConstraint(RegexConstraint):
         from protocol.debugger import ActionKind
 
         rules = rules or FULL_RULES
+        from model.static.loop_entry import entering_loop
         from model.static.reach import without_returned_call, without_unreachable_breakpoints
 
         self.flow = without_unreachable_breakpoints(next_locations(program, previous, action, breakpoints), program, previous,
                                                     action.kind, breakpoints)  # fmt: skip
         if returned is not None and action.kind is ActionKind.STEP_INTO:
             self.flow = without_returned_call(self.flow, program, previous, returned)
+        self.flow = entering_loop(self.flow, program, previous, action.kind)
         if enter:
             from model.static.reach import entering
 
