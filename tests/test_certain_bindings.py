@@ -8,7 +8,7 @@ import pytest
 
 from model.decode.constraints import state_constraint
 from model.prompt import language as lang
-from model.static.certain_bindings import certain_bindings
+from model.static.certain_bindings import certain_bindings, literal_bindings
 from model.static.line_effects import kept_locals
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 from tests.recorded import ROOT, recorded_programs
@@ -74,6 +74,11 @@ def test_what_the_program_defines_decides() -> None:
     assert certain_bindings(calls) == {("<module>", 9): {10: {"a"}}, ("<module>", 12): {13: {"w"}}, ("<module>", 14): {15: {"ch"}}}
 
 
+def test_names_bound_to_literals_have_their_reprs() -> None:
+    program = 'rate = 0.10\nname, tags = "ann", ("a", 1)\nlimit = 10 ** 3\nboth = left = []\nseen = {1, 2}\nprint(rate)\n'
+    assert literal_bindings(program) == {("<module>", 1): {"rate": "0.1"}, ("<module>", 2): {"name": "'ann'", "tags": "('a', 1)"}}
+
+
 def test_the_step_grammar_requires_them() -> None:
     previous = _at(PROGRAM, [("run", 7, {"items": "[1, 2]"}), ("<module>", 12, {})])
     assert kept_locals(PROGRAM, previous, ActionKind.STEP_OVER)[1].required == {8: frozenset({"out"})}
@@ -81,6 +86,7 @@ def test_the_step_grammar_requires_them() -> None:
     head = "<|reason_step|><|frame_sep|><module><|line_sep|>12{..}<|frame_sep|>run<|line_sep|>8"
     assert constraint.complete(head + '{"out":"[]",..}')
     assert not constraint.complete(head + "{..}")  # the line bound out: the delta must list it
+    assert not constraint.complete(head + '{"out":"[0]",..}')  # bound to a literal: with that literal's repr
     assert not constraint.complete(head + '{"items":"[1, 2]","out":"[]"}')  # nothing can disappear: never in full
     shown = _at(PROGRAM, [("run", 7, {"items": "[1, 2]", "out": "[3]"}), ("<module>", 12, {})])  # out shown already: may be unchanged
     assert state_constraint(PROGRAM, shown, action=Action(kind=ActionKind.STEP_OVER), reprs=True).complete(head + "{..}")
@@ -125,6 +131,7 @@ def test_every_recorded_step_shows_them(seed: int) -> None:
                     continue
                 after = lang.canonical_state(state, source).frames[0].locals
                 assert required <= set(after), (source, previous.frames[0].line, state.frames[0].line, required, after)
+                assert all(after[n] == v for n, v in kept.literals.items() if n in required), (source, kept.literals, after)
                 constraint = state_constraint(source, before, action=action, reprs=True)
                 text = lang.render_state(lang.canonical_state(state, source), before).removesuffix(lang.STATE_END)
                 assert constraint.complete(text), (source, text)

@@ -65,21 +65,29 @@ class _Facts:
 
 def certain_bindings(program: str) -> Bindings:
     """(code object name, stop line) -> {the frame's next step line: the names that step certainly binds and shows}."""
-    return _certain_bindings(program)
+    return _certain_bindings(program)[0]
+
+
+def literal_bindings(program: str) -> dict[tuple[str, int], dict[str, str]]:
+    """(code object name, stop line) -> {name: the repr debugpy shows} for the names of `certain_bindings` bound there
+    to a literal (``ast.literal_eval``: parsed, never run; `model.static.call_args.literal_repr`'s limits): where the
+    step binds them, their value is that literal's, since nothing else runs between the line and the next stop."""
+    return _certain_bindings(program)[1]
 
 
 @lru_cache(maxsize=32)
-def _certain_bindings(program: str) -> Bindings:
+def _certain_bindings(program: str) -> tuple[Bindings, dict[tuple[str, int], dict[str, str]]]:
     from model.static.flow import EXIT, FlowUnavailable, program_flow
 
     try:
         flow = program_flow(program)
         tree = ast.parse(program)
     except (FlowUnavailable, SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
+        return {}, {}
     facts = _facts(program, tree)
     owners = Counter((scope.name, line) for scope in flow.scopes for line in scope.lines)  # a frame is named by its code object
     out: Bindings = {}
+    literals: dict[tuple[str, int], dict[str, str]] = {}
     for scope in flow.scopes:
         if scope.kind not in ("module", "function") or scope.indirect:
             continue
@@ -93,7 +101,9 @@ def _certain_bindings(program: str) -> Bindings:
                     continue  # other statements share the line, or two code objects of that name hold it
                 nexts = {n for n in scope.succ.get(line, set()) if n != EXIT and binding.binds_before(n)}
                 out.setdefault((scope.name, line), {}).update({n: names for n in nexts})
-    return {key: nexts for key, nexts in out.items() if nexts}
+                if nexts and binding.literals:
+                    literals.setdefault((scope.name, line), {}).update({n: v for n, v in binding.literals.items() if n in names})
+    return {key: nexts for key, nexts in out.items() if nexts}, {key: values for key, values in literals.items() if values}
 
 
 @dataclass(frozen=True)
@@ -104,6 +114,7 @@ class _Binding:
     names: tuple[str, ...]
     lines: frozenset[int]
     body: frozenset[int] | None = None  # a loop's body lines
+    literals: dict[str, str] | None = None  # name -> the repr of the literal it is bound to (`literal_bindings`)
 
     def binds_before(self, line: int) -> bool:
         return line in self.body if self.body is not None else line not in self.lines
@@ -116,7 +127,7 @@ def _bindings(body: list[ast.stmt], facts: _Facts, guarded: bool = False) -> Ite
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         if not guarded and _is_certain_assignment(stmt, facts):
-            yield _Binding(tuple(_target_names(stmt)), _span(stmt.lineno, stmt.end_lineno))
+            yield _Binding(tuple(_target_names(stmt)), _span(stmt.lineno, stmt.end_lineno), literals=_literals(stmt))
         if isinstance(stmt, ast.For):
             counter = None if guarded else _loop_counter(stmt, facts)
             if counter is not None:
@@ -159,6 +170,22 @@ def _is_certain_assignment(stmt: ast.stmt, facts: _Facts) -> bool:
         else:
             return False
     return True
+
+
+def _literals(stmt: ast.stmt) -> dict[str, str] | None:
+    """Name -> repr for an assignment of literals: ``name = <literal>`` (one target) or ``a, b = <literal>, <literal>``."""
+    from model.static.call_args import literal_repr
+
+    if isinstance(stmt, ast.AnnAssign) or len(stmt.targets) != 1:  # type: ignore[attr-defined]
+        return None  # `x: float = 1` is the int 1, but one kind of statement is enough here
+    target, value = stmt.targets[0], stmt.value  # type: ignore[attr-defined]
+    pairs = [(target, value)] if isinstance(target, ast.Name) else list(zip(target.elts, value.elts))  # type: ignore[attr-defined]
+    out = {}
+    for name, node in pairs:
+        text = literal_repr(node) if isinstance(name, ast.Name) else None
+        if text is not None:
+            out[name.id] = text  # type: ignore[attr-defined]
+    return out or None
 
 
 def _loop_counter(stmt: ast.For, facts: _Facts) -> str | None:

@@ -96,18 +96,20 @@ def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" =
 
 def kept_locals_regex(visible: frozenset[str], kept: "KeptLocals", required: frozenset[str] = frozenset(), typed: "Typed | None" = None) -> str:
     """A continued frame's locals after one step: a delta of the names that may change, or in full with the kept values;
-    either lists the `required` names (new names the line certainly binds, `model.static.certain_bindings`). The full
+    either lists the `required` names (new names the line certainly binds, `model.static.certain_bindings`; one bound to a literal with its repr). The full
     form (the language writes it when a name disappears) keeps every name the line cannot rebind, and is not offered
     when no shown name can disappear."""
     keys = kept.delta_keys(visible)
     required = required & keys
-    delta = delta_locals_regex(_delta_order(keys, kept.order), required, typed)
+    literals = {k: v for k, v in kept.literals.items() if k in required}  # a required name bound to a literal: its repr
+    delta = delta_locals_regex(_delta_order(keys, kept.order), required, typed, literals)
     stay = kept.shown - kept.may_disappear()  # their objects stay, so they stay shown
+    fixed = {**kept.kept, **literals}
     if not stay <= visible:  # the visible names miss one: no narrowing of the full form
-        return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), kept.kept, required, typed)})"
+        return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), fixed, required, typed)})"
     if not kept.may_disappear():  # written in full only when a name disappears (`language._frame_locals`): none can
         return delta
-    return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), kept.kept, required | stay, typed)})"
+    return f"(?:{delta}|{full_locals_regex(kept.full_keys(visible), fixed, required | stay, typed)})"
 
 
 def locals_regex(visible: Iterable[str], delta_allowed: bool, fixed: "Mapping[str, str] | None" = None,
@@ -154,9 +156,11 @@ def full_locals_regex(keys: Iterable[str], fixed: "Mapping[str, str] | None" = N
     return rf"\{{{alt(starts)}\}}" if needed else rf"\{{{alt(starts)}?\}}"
 
 
-def delta_locals_regex(ordered: Sequence[str], required: frozenset[str] = frozenset(), typed: "Typed | None" = None) -> str:
-    """A delta: some of `ordered` (the `required` ones always; each at most once, in that order), then ``..}``."""
-    pairs = [_pair(k, None, typed) for k in ordered]
+def delta_locals_regex(ordered: Sequence[str], required: frozenset[str] = frozenset(), typed: "Typed | None" = None,
+                       fixed: "Mapping[str, str] | None" = None) -> str:  # fmt: skip
+    """A delta: some of `ordered` (the `required` ones always; each at most once, in that order), then ``..}``; a key
+    of `fixed` only with its value there."""
+    pairs = [_pair(k, fixed, typed) for k in ordered]
     return r"\{" + "".join(f"{p}," if k in required else f"(?:{p},)?" for k, p in zip(ordered, pairs)) + r"\.\.\}"
 
 

@@ -26,7 +26,7 @@ import symtable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from model.static.certain_bindings import certain_bindings
+from model.static.certain_bindings import certain_bindings, literal_bindings
 from protocol.debugger import ActionKind, State
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
@@ -44,6 +44,8 @@ class KeptLocals:
     required: dict[int, frozenset[str]] = field(default_factory=dict)
     fleeting: frozenset[str] = frozenset()  # names Python deletes when a handler ends (``except E as name``)
     shown_values: frozenset[str] = frozenset()  # names the line rebinds, if at all, to values debugpy shows
+    # required names bound to a literal -> its repr (`model.static.certain_bindings.literal_bindings`)
+    literals: dict[str, str] = field(default_factory=dict)
 
     def may_disappear(self) -> frozenset[str]:
         """The shown names the step may take out of the frame: rebound to a function (or deleted), or a handler's name."""
@@ -81,7 +83,9 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
         bound = certain_bindings(program).get((frame.name, frame.line), {}) if depth == top else {}
         required = {n: frozenset(new) for n, names in bound.items() if (new := names - frame.locals.keys())}
         shown_values = frozenset().union(*bound.values())
-        out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals), required, _handler_names(program), shown_values)
+        literals = literal_bindings(program).get((frame.name, frame.line), {}) if required else {}
+        out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals), required, _handler_names(program), shown_values,
+                                {n: v for n, v in literals.items() if n not in frame.locals})  # fmt: skip
     return out
 
 
