@@ -17,6 +17,11 @@ reach a target line (a breakpoint) or not.
   (the caller's calling line is where it arrives), or when the caller's line can still call a function that
   reaches a target.
 
+The same reading narrows any step's grammar (`model.decode.constraints.FlowConstraint`): a step, Continue or Step Out
+with no breakpoint ahead is offered no breakpoint stop (`without_unreachable_breakpoints`), and a Step Into from a
+step's stop back on its calling line does not start again the call that just came back where the line makes it once
+(`returned_call`, `without_returned_call`).
+
 `reaching_functions` is the fixpoint of "has a target line, or has a line that can start one that does",
 over the names the analysis resolves calls by; programs the analysis cannot follow get the plain fine step
 (`FineStep.plain`: Step Into, not narrowed).
