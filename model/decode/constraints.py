@@ -74,22 +74,19 @@ class FlowConstraint(RegexConstraint):
         from model.static.call_args import entry_values
         from model.decoding import FULL_RULES
         from model.static.line_effects import kept_locals
+        from model.static.loop_entry import entering_loop
+        from model.static.reach import entering, without_returned_call, without_unreachable_breakpoints
         from model.static.flow import next_locations
         from model.static.flow_regex import flow_state_regex
         from protocol.debugger import ActionKind
 
         rules = rules or FULL_RULES
-        from model.static.loop_entry import entering_loop
-        from model.static.reach import without_returned_call, without_unreachable_breakpoints
-
         self.flow = without_unreachable_breakpoints(next_locations(program, previous, action, breakpoints), program, previous,
                                                     action.kind, breakpoints)  # fmt: skip
         if returned is not None and action.kind is ActionKind.STEP_INTO:
             self.flow = without_returned_call(self.flow, program, previous, returned)
         self.flow = entering_loop(self.flow, program, previous, action.kind)
         if enter:
-            from model.static.reach import entering
-
             self.flow = entering(self.flow, len(previous.frames))
         entry = entry_values(program, previous) if action.kind is ActionKind.STEP_INTO and rules.known_entries else None
         steps = (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN)

@@ -13,7 +13,8 @@ import ast
 from dataclasses import replace
 from functools import lru_cache
 
-from model.static.flow import EXIT, Continue, FlowSet, FlowUnavailable, program_flow
+from model.static.flow import Continue, FlowSet, FlowUnavailable, program_flow
+from model.static.frame_names import _header_lines
 from protocol.debugger import ActionKind, State, StopReason
 
 NARROWED = frozenset({ActionKind.STEP_INTO, ActionKind.STEP_OVER})
@@ -31,7 +32,7 @@ def entering_loop(flow: FlowSet, program: str, previous: State, action: ActionKi
     loop = _constant_loops(program).get(top.line)
     if loop is None:
         return flow
-    targets, body = loop
+    targets, first = loop
     if targets & set(top.locals):
         return flow
     try:
@@ -40,15 +41,15 @@ def entering_loop(flow: FlowSet, program: str, previous: State, action: ActionKi
         return flow
     if len(scopes) != 1:
         return flow
-    lines = frozenset(n for n in scopes[0].succ.get(top.line, set()) if n != EXIT and body[0] <= n <= body[1])
+    lines = frozenset(scopes[0].succ.get(top.line, set()) & _header_lines(first, scopes[0].lines))
     if not lines:
         return flow
     return replace(flow, step=[Continue(len(previous.frames) - 1, lines)], returned=frozenset())
 
 
 @lru_cache(maxsize=32)
-def _constant_loops(program: str) -> dict[int, tuple[frozenset[str], tuple[int, int]]]:
-    """Header line -> (target names, the line span of the body's first statement's header) of each one-line `for`
+def _constant_loops(program: str) -> dict[int, tuple[frozenset[str], ast.stmt]]:
+    """Header line -> (target names, the body's first statement) of each one-line `for`
     header over a non-empty display of constants, whose target names are plain names no statement deletes or declares
     `global` / `nonlocal` anywhere in the program."""
     try:
@@ -68,9 +69,7 @@ def _constant_loops(program: str) -> dict[int, tuple[frozenset[str], tuple[int, 
         names = _target_names(node.target)
         if not names or names & unsafe or any(n.startswith("__") for n in names) or not _non_empty_constants(node.iter):
             continue
-        first = node.body[0]
-        start = min([first.lineno, *(d.lineno for d in getattr(first, "decorator_list", []))])
-        out[node.lineno] = (frozenset(names), (start, _header_end(first)))
+        out[node.lineno] = (frozenset(names), node.body[0])
     return out
 
 
@@ -103,10 +102,3 @@ def _constant(node: ast.expr) -> bool:
         return isinstance(node.operand, ast.Constant)
     return isinstance(node, (ast.List, ast.Tuple, ast.Set)) and all(_constant(e) for e in node.elts)
 
-
-def _header_end(stmt: ast.stmt) -> int:
-    """The last line of a simple statement, or of a compound statement's header (the line before its body)."""
-    body = getattr(stmt, "body", None)
-    if isinstance(body, list) and body and hasattr(body[0], "lineno") and body[0].lineno > stmt.lineno:
-        return body[0].lineno - 1
-    return stmt.end_lineno or stmt.lineno

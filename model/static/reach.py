@@ -106,10 +106,9 @@ def no_target_ahead(program: str, previous: State, targets: Iterable[int], *, st
     lines = {_adjust(flow, t) for t in targets}
     frames = previous.frames  # innermost first
     if step_out:  # the top frame alone, unless leaving it may not end the run there (a generator's yield, a library caller)
-        top = flow.scope_at(frames[0].name, frames[0].line)
-        if not top:
+        here = _frame(flow, frames[0].name, frames[0].line)
+        if here is None:
             return False
-        here = _Frame(frames[0].name, frames[0].line, top)
         if not (here.generator or here.indirect):
             frames = frames[:1]
     for depth, frame in enumerate(frames):
