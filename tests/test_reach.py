@@ -140,7 +140,8 @@ def test_entering_is_true_of_every_recorded_step_into_where_it_narrows() -> None
 
 
 def test_the_entering_constraint_refuses_a_stop_that_stays_in_the_frame() -> None:
-    previous = _stop(("run", 9), ("<module>", 12))
+    # back on line 9 after a call (a line event there enters check() anyway: tests/test_first_call.py)
+    previous = _stop(("run", 9), ("<module>", 12), returned=True)
     into = Action(kind=INTO)
     entered = State(reason=StopReason.STEP, frames=[Frame(name="check", line=2, locals={"v": "1"}),
                                                     Frame(name="run", line=9), Frame(name="<module>", line=12)])

@@ -63,7 +63,8 @@ class StateConstraint(RegexConstraint):
 class FlowConstraint(RegexConstraint):
     """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.static.flow_regex`), a
     Continue's or Step Out's without breakpoint stops none of whose lines it can reach (`model.static.reach`), a step
-    from the first run of a loop header over constants into its body (`model.static.loop_entry`);
+    from the first run of a loop header over constants into its body (`model.static.loop_entry`), a Step Into from
+the start of a line into the line's first call when nothing before it runs code (`model.static.first_call`);
     `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top. `enter`: the stop
     enters a call of the line (`model.static.reach.entering`; a coarse action's fine step at a line that certainly calls).
     `returned`: `previous` is a stop back on its calling line after that function's call came back, which a Step Into
@@ -72,6 +73,7 @@ class FlowConstraint(RegexConstraint):
     def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = (),
                  rules: "DecodingRules | None" = None, *, enter: bool = False, returned: "str | None" = None) -> None:  # fmt: skip
         from model.static.call_args import entry_values
+        from model.static.first_call import entering_first_call
         from model.decoding import FULL_RULES
         from model.static.line_effects import kept_locals
         from model.static.loop_entry import entering_loop
@@ -85,6 +87,8 @@ class FlowConstraint(RegexConstraint):
                                                     action.kind, breakpoints)  # fmt: skip
         if returned is not None and action.kind is ActionKind.STEP_INTO:
             self.flow = without_returned_call(self.flow, program, previous, returned)
+        if action.kind is ActionKind.STEP_INTO:
+            self.flow = entering_first_call(self.flow, program, previous, returned)
         self.flow = entering_loop(self.flow, program, previous, action.kind)
         if enter:
             self.flow = entering(self.flow, len(previous.frames))

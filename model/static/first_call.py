@@ -1,0 +1,155 @@
+"""Which function a Step Into from the start of a line certainly enters: the line's first call, when nothing before it
+can run code.
+
+Python evaluates a call's function, then its arguments left to right, then calls. In
+``checks.append(is_palindrome(t))`` nothing runs before ``is_palindrome(t)`` (a name, an attribute of a list, a name),
+and ``is_palindrome`` is a plain function of the program: the first code that runs after a line event there is that
+function's first line, so a Step Into stops there (or on an exception on the way). The shipped model answered such a
+Step Into with a frame of a generator expression of another function (`bench/programs/palindrome.py`), which the
+control-flow grammar allowed because a call of library code (``append``) may resume a generator.
+
+`first_call` reads the source only (nothing is run, no value is computed): the statement that starts on the line, in
+evaluation order, until its first call. It answers only where every part evaluated before that call is quiet
+(constants, names, displays of them, attributes where the program defines nothing that attribute access runs) and the
+call is ``name(...)`` of a function the program defines once under that name with ``def`` (no decorator, not a generator
+or coroutine, never rebound). `entering_first_call` narrows a Step Into's `FlowSet` to that frame.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from functools import lru_cache
+
+from model.static.flow import FlowSet, FlowUnavailable, ProgramFlow, Push, _statements, program_flow
+from protocol.debugger import State, StopReason
+
+QUIET = "quiet"  # evaluating the node runs no code
+LOUD = "loud"  # it may run code of the program before any call the walk could name
+# statements whose one-line head starts by evaluating one expression
+_HEADS = {ast.Expr: "value", ast.Assign: "value", ast.AnnAssign: "value", ast.AugAssign: "value", ast.Return: "value",
+          ast.If: "test", ast.While: "test", ast.Raise: "exc"}  # fmt: skip
+_LINE_EVENTS = frozenset({StopReason.STEP, StopReason.BREAKPOINT, StopReason.ENTRY})
+
+
+def entering_first_call(flow: FlowSet, program: str, previous: State, returned: str | None) -> FlowSet:
+    """`flow` (after Step Into from `previous`) with its step stops narrowed to entering the first call of `previous`'s
+    line (`first_call`), when `previous` is a line event (not a stop back on the line after a call came back: `returned`
+    None and no return value shown). Breakpoint and exception stops are left as they are; unchanged when unsure."""
+    top = previous.top
+    if flow.unconstrained or top is None or top.file is not None or previous.finished or returned is not None:
+        return flow
+    if previous.reason not in _LINE_EVENTS or previous.return_value is not None:
+        return flow
+    name = first_call(program, top.name, top.line)
+    if name is None:
+        return flow
+    depth = len(previous.frames)
+    pushes = [Push(depth, frozenset(f for f in shape.frames if f[0] == name)) for shape in flow.step
+              if isinstance(shape, Push) and shape.depth == depth]  # fmt: skip
+    pushes = [shape for shape in pushes if shape.frames]
+    if not pushes:
+        return flow
+    return replace(flow, step=pushes, exit=False, returned=frozenset())
+
+
+@lru_cache(maxsize=256)
+def first_call(program: str, frame: str, line: int) -> str | None:
+    """The function the statement starting on `line` (of code object `frame`) certainly calls before running any other
+    code of the program, or None."""
+    try:
+        flow = program_flow(program)
+        tree = ast.parse(program)
+    except (FlowUnavailable, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    scopes = flow.scope_at(frame, line)
+    if len(scopes) != 1 or scopes[0].kind not in ("module", "function"):
+        return None
+    body = tree.body if scopes[0].kind == "module" else scopes[0].node.body  # type: ignore[attr-defined]
+    heads = [s for s in _statements(body) if s.lineno == line]
+    if len(heads) != 1 or type(heads[0]) not in _HEADS:
+        return None
+    stmt = heads[0]
+    expr = getattr(stmt, _HEADS[type(stmt)])
+    if expr is None or (expr.end_lineno or expr.lineno) != line or expr.lineno != line:
+        return None
+    if isinstance(stmt, ast.AugAssign) and not isinstance(stmt.target, ast.Name):
+        return None  # the target's object is read first
+    found = _walk(expr, _Program(flow, _plain_functions(program)))
+    return found if found not in (QUIET, LOUD) else None
+
+
+class _Program:
+    def __init__(self, flow: ProgramFlow, functions: frozenset[str]) -> None:
+        self.functions = functions
+        self.quiet_attributes = not flow.anywhere  # no property, dunder or descriptor of the program runs on access
+
+
+def _walk(node: ast.expr, program: _Program) -> str:
+    """QUIET, LOUD, or the name of the first function called, following Python's evaluation order."""
+    if isinstance(node, ast.Constant) or (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
+        return QUIET
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        inner = _walk(node.value, program)
+        return inner if inner != QUIET else (QUIET if program.quiet_attributes else LOUD)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+        parts = [p for pair in zip(node.keys, node.values) for p in pair] if isinstance(node, ast.Dict) else node.elts
+        if any(p is None or isinstance(p, ast.Starred) for p in parts):
+            return LOUD  # unpacking runs the iteration / mapping protocol
+        inner = _sequence(parts, program)
+        hashed = node.keys if isinstance(node, ast.Dict) else node.elts if isinstance(node, ast.Set) else []
+        if inner == QUIET and not all(isinstance(k, ast.Constant) for k in hashed):
+            return LOUD  # building it hashes its keys, maybe with the program's __hash__
+        return inner
+    if isinstance(node, ast.Call):
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return LOUD
+        inner = _sequence([node.func, *node.args, *(k.value for k in node.keywords)], program)
+        if inner != QUIET:
+            return inner
+        if isinstance(node.func, ast.Name) and node.func.id in program.functions:
+            return node.func.id
+        return LOUD
+    return LOUD
+
+
+def _sequence(nodes: list[ast.expr], program: _Program) -> str:
+    for node in nodes:
+        found = _walk(node, program)
+        if found != QUIET:
+            return found
+    return QUIET
+
+
+@lru_cache(maxsize=32)
+def _plain_functions(program: str) -> frozenset[str]:
+    """Names bound once in the whole program, by an undecorated ``def`` of a plain function (not a generator, not async)."""
+    from model.static.reach import _rebound_names
+
+    tree = ast.parse(program)
+    defined: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.setdefault(node.name, []).append(node)
+    rebound = _rebound_names(tree)
+    out = set()
+    for name, nodes in defined.items():
+        node = nodes[0]
+        if len(nodes) != 1 or name in rebound or not isinstance(node, ast.FunctionDef) or node.decorator_list:
+            continue
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node)):
+            continue
+        out.add(name)
+    return frozenset(out)
+
+
+def _own_nodes(function: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of `function`'s own code (not of functions, classes or lambdas nested in it)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(function.body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+

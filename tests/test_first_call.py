@@ -1,0 +1,75 @@
+"""A Step Into from the start of a line enters the line's first call when nothing before it runs code (model.static.first_call)."""
+from __future__ import annotations
+
+from model.decode.constraints import state_constraint
+from model.prompt import language as lang
+from model.static.first_call import entering_first_call, first_call
+from model.static.flow import next_locations
+from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
+from tests.recorded import recorded_programs
+from tracegen.fast import record_program, replay_to_end
+
+PROGRAM = """\
+def clean(text):
+    return "".join(ch.lower() for ch in text if ch.isalnum())
+
+
+def check(text):
+    s = clean(text)
+    return s == s[::-1]
+
+
+checks = []
+for t in ["Racecar", "hello"]:
+    checks.append(check(t))
+    total = len(checks) + check(t)
+print(checks, total)
+"""
+INTO = ActionKind.STEP_INTO
+
+
+def _module(line: int, **shown: str) -> State:
+    return State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=line, locals=dict(shown))])
+
+
+def test_the_first_call_of_a_line() -> None:
+    assert first_call(PROGRAM, "<module>", 12) == "check"  # `checks.append` is read, `t` is read, then check(t) runs
+    assert first_call(PROGRAM, "check", 6) == "clean"
+    assert first_call(PROGRAM, "<module>", 13) is None  # len() runs first, and a library call may call back
+    assert first_call(PROGRAM, "<module>", 14) is None
+    for program, line in [("@deco\ndef f():\n    pass\nf()\n", 4), ("def f():\n    yield 1\nx = f()\n", 3),
+                          ("def f():\n    pass\nf = print\nf()\n", 4), ("def f(a):\n    pass\nf(*[1])\n", 3),
+                          ("class P:\n    @property\n    def a(self):\n        return 1\ndef f(x):\n    pass\np = P()\nf(p.a)\n", 8)]:  # fmt: skip
+        assert first_call(program, "<module>", line) is None, program
+
+
+def test_a_step_into_enters_it() -> None:
+    previous = _module(12, checks="[]", t="'Racecar'")
+    flow = next_locations(PROGRAM, previous, Action(kind=INTO))
+    genexpr = State(reason=StopReason.STEP, frames=[Frame(name="<genexpr>", line=2), *previous.frames])
+    assert flow.allows(previous, genexpr)  # a library call (append) may resume a generator: the flow alone allows it
+    narrowed = entering_first_call(flow, PROGRAM, previous, None)
+    entered = State(reason=StopReason.STEP, frames=[Frame(name="check", line=6, locals={"text": "'Racecar'"}), *previous.frames])
+    assert narrowed.allows(previous, entered) and not narrowed.allows(previous, genexpr)
+    assert not narrowed.allows(previous, _module(13, checks="[False]", t="'Racecar'"))
+    assert entering_first_call(flow, PROGRAM, previous, "check") is flow  # back on the line after check() came back
+    returned = State(reason=StopReason.STEP, frames=previous.frames, return_value=ReturnValue(name="check", value="False"))
+    assert entering_first_call(flow, PROGRAM, returned, None) is flow
+    text = lang.render_state(genexpr, previous).removesuffix(lang.STOP_TOKEN)
+    assert not state_constraint(PROGRAM, previous, action=Action(kind=INTO)).complete(text)
+
+
+def test_every_recorded_step_into_is_allowed() -> None:
+    """On real traces (the fast recorder reproduces debugpy's stops): all-Step-Into walks."""
+    narrowed = 0
+    for source, _ in [(PROGRAM, None), *recorded_programs(30, 12)]:
+        states = replay_to_end(record_program(source), [Action(kind=INTO)] * 150)
+        for before, previous, state in zip([None, *states], states, states[1:]):
+            flow = next_locations(source, previous, Action(kind=INTO))
+            if previous.finished or not flow.allows(previous, state):
+                continue
+            back = before is not None and len(before.frames) == len(previous.frames) + 1  # a stop back on the calling line
+            cut = entering_first_call(flow, source, previous, before.frames[0].name if back else None)  # type: ignore[union-attr]
+            assert cut.allows(previous, state), (source, previous.frames, state.frames)
+            narrowed += cut is not flow
+    assert narrowed >= 10
