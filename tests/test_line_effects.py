@@ -7,7 +7,7 @@ import pytest
 
 from model.prompt import language as lang
 from model.decode.constraints import state_constraint
-from model.static.line_effects import is_immutable_repr, kept_locals
+from model.static.line_effects import is_immutable_repr, kept_locals, quiet_lines
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 from tests.recorded import recorded_programs
 
@@ -82,3 +82,53 @@ def test_every_recorded_step_keeps_them(seed: int) -> None:
                         checked += 1
                     assert set(after) <= kept.shown | kept.rebindable, (source, old[depth].line, set(after) - kept.shown)
     assert checked > 100
+
+
+QUIET = """\
+def f(rows):
+    total = 0.0
+    names, seen = ["ann", "bob"], {}
+    for x in [1, 2]:
+        total = total + x
+    pair = {rows: 1}
+    while True:
+        break
+    rows.append(-1)
+    return total
+f([])
+"""
+
+
+def test_quiet_lines_run_nothing() -> None:
+    quiet = {line for name, line in quiet_lines(QUIET) if name == "f"}
+    assert quiet == {2, 3, 4, 7, 8}  # not an operator (5), a key the program may hash (6), a call (9), a return (10)
+    assert not quiet_lines(QUIET + "class C:\n    def __repr__(self):\n        return '1'\n")  # reprs may look like literals
+    previous = State(reason=StopReason.STEP, frames=[Frame(name="f", line=3, locals={"rows": "[]", "total": "0.0"}),
+                                                     Frame(name="<module>", line=11, locals={"items": "[1]"})])  # fmt: skip
+    kept = kept_locals(QUIET, previous, ActionKind.STEP_OVER)
+    assert kept[1].kept == {"rows": "[]", "total": "0.0"} and kept[0].kept == {"items": "[1]"}  # mutable ones too
+    loud = previous.model_copy(update={"frames": [previous.frames[0].model_copy(update={"line": 9}), previous.frames[1]]})
+    assert kept_locals(QUIET, loud, ActionKind.STEP_OVER)[1].kept == {"total": "0.0"}
+
+
+@pytest.mark.parametrize("seed", [2])
+def test_every_recorded_step_from_a_quiet_line_keeps_the_whole_stack(seed: int) -> None:
+    from bench.flow_coverage import scripts_for
+
+    rng = random.Random(seed)
+    checked = 0
+    for source, trace in recorded_programs(40, seed):
+        quiet = quiet_lines(source)
+        for _, states, actions in scripts_for(trace, rng, 2, 30):
+            for action, previous, state in zip(actions, states, states[1:]):
+                if action.kind not in (ActionKind.STEP_INTO, ActionKind.STEP_OVER) or not previous.frames or state.finished:
+                    continue
+                if (previous.frames[0].name, previous.frames[0].line) not in quiet:
+                    continue
+                assert len(state.frames) == len(previous.frames), (source, previous.frames[0].line)  # the frame stops again
+                after = [f.locals for f in reversed(lang.canonical_state(state, source).frames)]
+                for depth, kept in kept_locals(source, lang.canonical_state(previous, source), action.kind).items():
+                    for key, value in kept.kept.items():
+                        assert after[depth].get(key) == value, (source, previous.frames[0].line, key, value, after[depth])
+                        checked += 1
+    assert checked > 50

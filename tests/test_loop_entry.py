@@ -1,10 +1,11 @@
-"""A `for` over a non-empty display of constants enters its body the first time (model.static.loop_entry)."""
+"""A `for` over a non-empty display of constants: the item its header binds next (model.static.loop_entry)."""
 from __future__ import annotations
 
 from model.decode.constraints import state_constraint
 from model.prompt import language as lang
 from model.static.flow import next_locations
-from model.static.loop_entry import entering_loop
+from model.static.line_effects import kept_locals
+from model.static.loop_entry import entering_loop, item_literals, loop_position
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 from tests.recorded import recorded_programs
 from tracegen.fast import record_program, replay_to_end
@@ -30,12 +31,42 @@ def test_the_first_run_of_the_header_goes_into_the_body() -> None:
     assert flow.allows(first, _at(4, checks="[]"))  # the loop graph alone: the body or past the loop
     narrowed = entering_loop(flow, PROGRAM, first, OVER)
     assert narrowed.allows(first, _at(3, checks="[]", t="'Racecar'")) and not narrowed.allows(first, _at(4, checks="[]"))
-    assert entering_loop(flow, PROGRAM, again, OVER) is flow  # `t` shown: a later run of the header, the loop may end
+    assert entering_loop(flow, PROGRAM, _at(2, checks="[]", t="'other'"), OVER) is flow  # no item shows that: unsure
     assert entering_loop(flow, PROGRAM, _at(4, checks="[]"), OVER) is flow  # not over constants
     assert entering_loop(flow, PROGRAM, first, ActionKind.CONTINUE) is flow
     # and the constraint the session decodes with
     past = lang.render_state(_at(4, checks="[]"), first).removesuffix(lang.STOP_TOKEN)
     assert not state_constraint(PROGRAM, first, action=Action(kind=INTO)).allows(past)
+
+
+def test_a_later_run_binds_the_next_item_or_leaves_after_the_last() -> None:
+    after_first, after_last = _at(2, checks="['racecar']", t="'Racecar'"), _at(2, checks="['racecar', 'hello']", t="'hello'")
+    assert loop_position(PROGRAM, after_first.frames[0])[1] == 1 and loop_position(PROGRAM, after_last.frames[0])[1] == 2  # type: ignore[index]
+    assert item_literals(PROGRAM, after_first.frames[0]) == {"t": "'hello'"} and item_literals(PROGRAM, after_last.frames[0]) == {}
+    assert item_literals(PROGRAM, _at(2).frames[0]) == {"t": "'Racecar'"}
+    flow = next_locations(PROGRAM, after_first, Action(kind=OVER))
+    assert not entering_loop(flow, PROGRAM, after_first, OVER).allows(after_first, _at(4, checks="['racecar']", t="'Racecar'"))
+    out = entering_loop(next_locations(PROGRAM, after_last, Action(kind=OVER)), PROGRAM, after_last, OVER)
+    assert out.allows(after_last, _at(4, **after_last.frames[0].locals)) and not out.allows(after_last, _at(3, **after_last.frames[0].locals))
+    # the step into the body writes the next item: a delta must list it with that repr
+    constraint = state_constraint(PROGRAM, after_first, action=Action(kind=OVER), reprs=True)
+    head = "<|reason_step|><|frame_sep|><module><|line_sep|>3"
+    assert constraint.complete(head + '{"t":"\'hello\'",..}') and not constraint.allows(head + '{"t":"\'x')
+    assert not constraint.complete(head + "{..}")
+    assert kept_locals(PROGRAM, after_first, OVER)[0].literals == {"t": "'hello'"}
+
+
+def test_a_loop_run_again_or_a_target_bound_elsewhere_is_not_placed() -> None:
+    nested = "for r in [1, 2]:\n    for t in ['a', 'b']:\n        print(t)\n"
+    assert loop_position(nested, Frame(name="<module>", line=2, locals={"r": "1", "t": "'b'"})) is None  # a new run starts with t shown
+    assert loop_position(nested, Frame(name="<module>", line=2, locals={"r": "1"})) is not None  # the first run
+    rebound = "for t in ['a', 'b']:\n    t = t.upper()\n"
+    assert loop_position(rebound, Frame(name="<module>", line=1, locals={"t": "'A'"})) is None
+    param = "def f(t):\n    for t in [1, 2]:\n        pass\nf(1)\n"
+    assert loop_position(param, Frame(name="f", line=2, locals={"t": "1"})) is None
+    assert item_literals("for c in {1, 2}:\n    pass\n", Frame(name="<module>", line=1)) == {}  # a set's order is its hashes'
+    assert item_literals("for c in b'hi':\n    pass\n", Frame(name="<module>", line=1)) == {"c": "104"}
+    assert item_literals("for a, b in [(1, 2.5), (3, None)]:\n    pass\n", Frame(name="<module>", line=1, locals={"a": "1", "b": "2.5"})) == {"a": "3", "b": "None"}
 
 
 def test_a_deleted_or_global_target_is_left_alone() -> None:
@@ -48,8 +79,9 @@ def test_a_deleted_or_global_target_is_left_alone() -> None:
 def test_every_recorded_step_from_such_a_header_is_allowed() -> None:
     """On real traces (the fast recorder reproduces debugpy's stops): all-Step-Into and all-Step-Over walks."""
     sources = [PROGRAM.replace("for n in names():\n    print(n)\n", ""), "for a, (b, c) in [(1, (2, 3)), (4, (5, 6))]:\n    if a:\n        print(b + c)\n",
+               "def f():\n    for w in 'ab':\n        if w == 'b':\n            continue\n    else:\n        w = 0\n    return w\nf()\n",
                *(source for source, _ in recorded_programs(30, 11))]  # fmt: skip
-    narrowed = 0
+    narrowed = valued = 0
     for source in sources:
         trace = record_program(source)
         for kind in (INTO, OVER):
@@ -61,4 +93,7 @@ def test_every_recorded_step_from_such_a_header_is_allowed() -> None:
                 cut = entering_loop(flow, source, previous, kind)
                 assert cut.allows(previous, state), (source, previous.frames, state.frames)
                 narrowed += cut is not flow
-    assert narrowed >= 4
+                items = item_literals(source, previous.frames[0]) if previous.frames and not state.finished else {}
+                assert all(state.frames[0].locals.get(n) == v for n, v in items.items()), (source, items, state.frames[0].locals)
+                valued += bool(items)
+    assert narrowed >= 8 and valued >= 6

@@ -15,7 +15,9 @@ step may rebind there and the immutable values it must keep, from `model.static.
 sites (so the same programs are left out: ``exec``, ``globals()``, class bodies...; a program that
 defines ``__repr__`` too, since its reprs can look like literals). The flow grammar
 (`model.static.flow_regex`) then allows a continued frame's delta to list only those names and, written in
-full, the kept values unchanged. For the stepping frame, `KeptLocals.required` adds the other side: the new names
+full, the kept values unchanged. A *quiet* line (`quiet_lines`: binding names to constants, names and displays of
+them, a ``for`` over constants, ``pass``...) runs no code at all, and when the frame's next stop is certainly on
+another of its lines, every value of the stack keeps its repr, mutable ones too. For the stepping frame, `KeptLocals.required` adds the other side: the new names
 the line certainly binds (`model.static.certain_bindings`), which the delta or the full locals must then list.
 Checked on recorded runs (tests/test_line_effects.py, tests/test_certain_bindings.py).
 """
@@ -23,10 +25,12 @@ from __future__ import annotations
 
 import ast
 import symtable
+from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from model.static.certain_bindings import certain_bindings, literal_bindings
+from model.static.loop_entry import item_literals
 from protocol.debugger import ActionKind, State
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
@@ -72,6 +76,8 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
         return {}
     top = len(previous.frames) - 1
     below_ok = action is ActionKind.STEP_INTO or previous.frames[0].name not in suspendable
+    stepping = previous.frames[0]
+    quiet = action in QUIET_STEPS and stepping.file is None and (stepping.name, stepping.line) in quiet_lines(program)
     out: dict[int, KeptLocals] = {}
     for depth, frame in enumerate(reversed(previous.frames)):
         if frame.file is not None or (depth == top and action is ActionKind.STEP_RETURN) or (depth < top and not below_ok):
@@ -79,13 +85,18 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
         names = rebinds.get((frame.name, frame.line))
         if names is None:
             continue
-        kept = {k: v for k, v in frame.locals.items() if k not in names and is_immutable_repr(v)}
+        kept = {k: v for k, v in frame.locals.items() if k not in names and (quiet or is_immutable_repr(v))}
         bound = certain_bindings(program).get((frame.name, frame.line), {}) if depth == top else {}
         required = {n: frozenset(new) for n, names in bound.items() if (new := names - frame.locals.keys())}
         shown_values = frozenset().union(*bound.values())
-        literals = literal_bindings(program).get((frame.name, frame.line), {}) if required else {}
+        literals = {n: v for n, v in literal_bindings(program).get((frame.name, frame.line), {}).items() if n not in frame.locals}
+        if depth == top and (items := item_literals(program, frame)):
+            literals |= items  # a constant loop's next item: a new name, or a shown one the step rebinds
+            changed = frozenset(n for n, v in items.items() if frame.locals.get(n) != v)
+            for line in set(bound) | set(required):
+                required[line] = required.get(line, frozenset()) | changed
         out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals), required, _handler_names(program), shown_values,
-                                {n: v for n, v in literals.items() if n not in frame.locals})  # fmt: skip
+                                literals)  # fmt: skip
     return out
 
 
@@ -142,6 +153,79 @@ def _rebinds(program: str) -> tuple[dict[tuple[str, int], frozenset[str]], froze
             key = (scope.name, line)
             out[key] = None if key in out else frozenset(names)  # two code objects share the name and line: unknown
     return {k: v for k, v in out.items() if v is not None}, suspendable
+
+
+QUIET_STEPS = frozenset({ActionKind.STEP_INTO, ActionKind.STEP_OVER})
+# expressions whose evaluation runs no code of the program (no call, operator, attribute, iteration or format)
+_QUIET_EXPRESSIONS = (ast.Constant, ast.Name, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Load)
+_QUIET_STATEMENTS = (ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
+
+
+@lru_cache(maxsize=32)
+def quiet_lines(program: str) -> frozenset[tuple[str, int]]:
+    """(code object name, line) of the stops whose step runs nothing but binding names, and after which the frame
+    certainly stops again on one of its own lines (the line cannot leave the frame): every statement with a line event
+    there is ``pass``/``break``/``continue``/``global``, an assignment of a quiet expression (constants, names and
+    displays of them, ``-1``) to plain names (a display of as many on the right for a tuple target), a ``for`` over a
+    display of constants, or ``while True``. Nothing runs between such a stop and the next, so no value of the stack
+    can change but the names the line binds. Empty for programs `kept_locals` leaves out."""
+    from model.static.flow import EXIT, FlowUnavailable, _statements, program_flow
+    from model.static.frame_names import _header_lines
+
+    if not _rebinds(program)[0]:
+        return frozenset()
+    try:
+        flow = program_flow(program)
+        tree = ast.parse(program)
+    except (FlowUnavailable, SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    owners = {(scope.name, line) for scope in flow.scopes for line in scope.lines}
+    out: set[tuple[str, int]] = set()
+    for scope in flow.scopes:
+        if scope.kind not in ("module", "function"):
+            continue
+        body = tree.body if scope.kind == "module" else scope.node.body  # type: ignore[attr-defined]
+        loud: set[int] = set()
+        quiet: set[int] = set()
+        for stmt in _statements(body):
+            (quiet if _quiet_statement(stmt) else loud).update(_header_lines(stmt, scope.lines))
+        for line in quiet - loud:
+            if EXIT not in scope.succ.get(line, {EXIT}) and (scope.name, line) in owners:
+                out.add((scope.name, line))
+    names = Counter(scope.name for scope in flow.scopes)
+    return frozenset((name, line) for name, line in out if names[name] == 1)  # a name two code objects share: unsure
+
+
+def _quiet_statement(stmt: ast.stmt) -> bool:
+    from model.static.loop_entry import constant_loop
+
+    if isinstance(stmt, _QUIET_STATEMENTS):
+        return True
+    if isinstance(stmt, ast.Assign):
+        return all(_quiet_target(target, stmt.value) for target in stmt.targets) and _quiet_expression(stmt.value)
+    if isinstance(stmt, ast.For):
+        return constant_loop(stmt)
+    if isinstance(stmt, ast.While):
+        return isinstance(stmt.test, ast.Constant) and stmt.test.value is True
+    return False
+
+
+def _quiet_target(target: ast.expr, value: ast.expr) -> bool:
+    """A plain name, or a tuple / list of plain names over a display of as many values (no iteration protocol runs)."""
+    if isinstance(target, ast.Name):
+        return True
+    return (isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts) and all(isinstance(t, ast.Name) for t in target.elts))  # fmt: skip
+
+
+def _quiet_expression(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, (ast.USub, ast.UAdd)) and isinstance(node.operand, ast.Constant)
+    if isinstance(node, ast.Dict) and not all(isinstance(key, ast.Constant) for key in node.keys):
+        return False  # ``{**other}`` runs a mapping's keys(), a key of the program's class its __hash__
+    if isinstance(node, ast.Set) and not all(isinstance(item, ast.Constant) for item in node.elts):
+        return False
+    return isinstance(node, _QUIET_EXPRESSIONS) and all(_quiet_expression(c) for c in ast.iter_child_nodes(node))
 
 
 def _declared(table: symtable.SymbolTable) -> tuple[frozenset[str], frozenset[str]]:
