@@ -6,7 +6,7 @@ import pytest
 from model.prompt import language as lang
 from model.static.call_args import entry_values, literal_repr
 from model.decode.constraints import state_constraint
-from protocol.debugger import Action, ActionKind, Frame, State, StopReason
+from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 from tests.recorded import recorded_programs
 from tracegen.trees import InverseChain
 
@@ -37,6 +37,16 @@ def test_calls_where_something_else_may_run_are_not_judged(line: str) -> None:
     program = PROGRAM.replace("result = f(word, 3)", line) + "def g(x):\n    return x\n"
     known = entry_values(program, _at(5, program, word="'ab'")).get("f")
     assert known is None or "text" not in known.values
+
+
+def test_a_quiet_first_call_on_a_line_with_more_calls_is_judged() -> None:
+    program = PROGRAM.replace("result = f(word, 3)", "out = []\nout.append(f(word, 3))")
+    assert entry_values(program, _at(6, program, out="[]", word="'ab'"))["f"].values["text"] == "'ab'"  # nothing runs before f
+    later = PROGRAM.replace("result = f(word, 3)", "out = []\nout.append(len(word) + f(word, 3))")
+    assert entry_values(later, _at(6, later, out="[]", word="'ab'")) == {}  # len() runs first
+    twice = PROGRAM.replace("result = f(word, 3)", "out = []\nout.extend((f(word, 3), f(word, 4)))")
+    back = _at(6, twice, out="[]", word="'ab'").model_copy(update={"return_value": ReturnValue(name="f", value="'ababab'")})
+    assert entry_values(twice, back) == {}  # back on the line after the first call: the second comes next
 
 
 def test_rebound_or_decorated_functions_are_not_judged() -> None:

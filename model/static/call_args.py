@@ -10,11 +10,12 @@ known when its argument is
   order is not the program's, and nothing long enough for debugpy to cut);
 - a name the caller's frame shows among its locals: the call receives that very object, and
   nothing can change it between the stop and the call, because the statement holds no other call
-  (so no code runs before ``f``'s);
+  (so no code runs before ``f``'s), or because the call is the line's first and nothing before it runs code
+  (`model.static.first_call`: ``out.append(f(x))``);
 - left out, with a default that is an immutable literal (an int, a string, a tuple of those).
 
 Only when nothing else can intervene: the statement (or compound statement's header) on that line
-has one call and no lambda, comprehension, ``await``, ``yield`` or ``:=``; ``f`` is a module-level
+has one call (or the call is its quiet first one, as above) and no lambda, comprehension, ``await``, ``yield`` or ``:=``; ``f`` is a module-level
 ``def`` (not ``async``, not decorated, not a generator, no positional-only parameters) and the name ``f`` is bound nowhere else in
 the program; the call has no ``*`` or ``**`` arguments and binds without a ``TypeError``. The
 flow grammar (`model.static.flow_regex`) then writes those parameters' values as fixed text, and when every
@@ -77,11 +78,13 @@ class KnownEntry:
 
 def entry_values(program: str, previous: State) -> dict[str, KnownEntry]:
     """Function name -> its known entry for a call started on `previous`'s top line (see the module docstring)."""
+    from model.static.first_call import at_line_start
+
     if previous.finished or not previous.frames or previous.frames[0].file is not None:
         return {}
     top = previous.frames[0]
     sites, signatures = _analysis(program)
-    site = sites.get(top.line)
+    site = sites.get(top.line) or (_first_site(program, top.name, top.line, signatures) if at_line_start(previous) else None)
     if site is None:
         return {}
     sig = signatures[site.function]
@@ -240,6 +243,15 @@ def _site(expressions: list[ast.expr], signatures: dict[str, Signature]) -> Call
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
     return CallSite(call.func.id, tuple(_argument(a) for a in call.args), tuple((k.arg, _argument(k.value)) for k in call.keywords))  # type: ignore[misc]
+
+
+def _first_site(program: str, frame: str, line: int, signatures: dict[str, Signature]) -> CallSite | None:
+    """The line's first call where nothing runs before it (`model.static.first_call`: its arguments are read just
+    before it), on a line with more calls."""
+    from model.static.first_call import first_call_node
+
+    call = first_call_node(program, frame, line)
+    return None if call is None else _site([call], signatures)
 
 
 def _argument(node: ast.expr) -> Argument | None:

@@ -36,9 +36,7 @@ def entering_first_call(flow: FlowSet, program: str, previous: State, returned: 
     line (`first_call`), when `previous` is a line event (not a stop back on the line after a call came back: `returned`
     None and no return value shown). Breakpoint and exception stops are left as they are; unchanged when unsure."""
     top = previous.top
-    if flow.unconstrained or top is None or top.file is not None or previous.finished or returned is not None:
-        return flow
-    if previous.reason not in _LINE_EVENTS or previous.return_value is not None:
+    if flow.unconstrained or top is None or top.file is not None or returned is not None or not at_line_start(previous):
         return flow
     name = first_call(program, top.name, top.line)
     if name is None:
@@ -52,10 +50,22 @@ def entering_first_call(flow: FlowSet, program: str, previous: State, returned: 
     return replace(flow, step=pushes, exit=False, returned=frozenset())
 
 
-@lru_cache(maxsize=256)
 def first_call(program: str, frame: str, line: int) -> str | None:
     """The function the statement starting on `line` (of code object `frame`) certainly calls before running any other
     code of the program, or None."""
+    call = first_call_node(program, frame, line)
+    return call.func.id if call is not None else None  # type: ignore[attr-defined]
+
+
+def at_line_start(previous: State) -> bool:
+    """Whether `previous` is a line event (its line's statement has not begun): a step, breakpoint or entry stop that shows
+    no return value (a stop back on a calling line after a call came back shows one)."""
+    return not previous.finished and previous.reason in _LINE_EVENTS and previous.return_value is None
+
+
+@lru_cache(maxsize=256)
+def first_call_node(program: str, frame: str, line: int) -> ast.Call | None:
+    """`first_call`'s call expression (its arguments are quiet: names, constants and displays of them), or None."""
     try:
         flow = program_flow(program)
         tree = ast.parse(program)
@@ -75,7 +85,7 @@ def first_call(program: str, frame: str, line: int) -> str | None:
     if isinstance(stmt, ast.AugAssign) and not isinstance(stmt.target, ast.Name):
         return None  # the target's object is read first
     found = _walk(expr, _Program(flow, _plain_functions(program)))
-    return found if found not in (QUIET, LOUD) else None
+    return found if isinstance(found, ast.Call) else None
 
 
 class _Program:
@@ -84,8 +94,8 @@ class _Program:
         self.quiet_attributes = not flow.anywhere  # no property, dunder or descriptor of the program runs on access
 
 
-def _walk(node: ast.expr, program: _Program) -> str:
-    """QUIET, LOUD, or the name of the first function called, following Python's evaluation order."""
+def _walk(node: ast.expr, program: _Program) -> str | ast.Call:
+    """QUIET, LOUD, or the first call (of a plain function of the program), following Python's evaluation order."""
     if isinstance(node, ast.Constant) or (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
         return QUIET
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
@@ -107,12 +117,12 @@ def _walk(node: ast.expr, program: _Program) -> str:
         if inner != QUIET:
             return inner
         if isinstance(node.func, ast.Name) and node.func.id in program.functions:
-            return node.func.id
+            return node
         return LOUD
     return LOUD
 
 
-def _sequence(nodes: list[ast.expr], program: _Program) -> str:
+def _sequence(nodes: list[ast.expr], program: _Program) -> str | ast.Call:
     for node in nodes:
         found = _walk(node, program)
         if found != QUIET:
