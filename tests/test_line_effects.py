@@ -7,8 +7,9 @@ import pytest
 
 from model.prompt import language as lang
 from model.decode.constraints import state_constraint
-from model.static.line_effects import is_immutable_repr, kept_locals, quiet_lines
-from protocol.debugger import Action, ActionKind, Frame, State, StopReason
+from model.static.flow import next_locations
+from model.static.line_effects import is_immutable_repr, kept_locals, quiet_lines, silent_lines, staying
+from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 from tests.recorded import recorded_programs
 
 PROGRAM = "n = 1\nxs = [1]\nname = 'a'\nxs.append(n)\nn = n + 1\nprint(n)\n"
@@ -109,6 +110,20 @@ def test_quiet_lines_run_nothing() -> None:
     assert kept[1].kept == {"rows": "[]", "total": "0.0"} and kept[0].kept == {"items": "[1]"}  # mutable ones too
     loud = previous.model_copy(update={"frames": [previous.frames[0].model_copy(update={"line": 9}), previous.frames[1]]})
     assert kept_locals(QUIET, loud, ActionKind.STEP_OVER)[1].kept == {"total": "0.0"}
+
+
+def test_a_silent_line_steps_to_its_own_next_line() -> None:
+    assert {line for name, line in silent_lines(QUIET) if name == "f"} == {2, 3, 4, 7, 8}
+    assert not silent_lines("def f(a):\n    b = a\n    return b\nf(1)\n")  # reading a name may raise
+    previous = State(reason=StopReason.STEP, frames=[Frame(name="f", line=2, locals={"rows": "[]"}), Frame(name="<module>", line=11)])
+    flow = next_locations(QUIET, previous, Action(kind=ActionKind.STEP_OVER))
+    back = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=11)], return_value=ReturnValue(name="f", value="None"))
+    assert flow.allows(previous, back)  # the flow alone: any line may raise into the caller's handler
+    narrowed = staying(flow, QUIET, previous, ActionKind.STEP_OVER)
+    assert not narrowed.allows(previous, back) and not narrowed.exception and not narrowed.exit
+    assert narrowed.allows(previous, State(reason=StopReason.STEP, frames=[Frame(name="f", line=3, locals={"rows": "[]", "total": "0.0"}), back.frames[0]]))
+    loud = previous.model_copy(update={"frames": [previous.frames[0].model_copy(update={"line": 5}), previous.frames[1]]})
+    assert staying(flow, QUIET, loud, ActionKind.STEP_OVER) is flow
 
 
 @pytest.mark.parametrize("seed", [2])

@@ -64,7 +64,8 @@ class FlowConstraint(RegexConstraint):
     """`StateConstraint` narrowed to the stops static control flow allows after `action` (`model.static.flow_regex`), a
     Continue's or Step Out's without breakpoint stops none of whose lines it can reach (`model.static.reach`), a step
     from the first run of a loop header over constants into its body (`model.static.loop_entry`), a Step Into from
-the start of a line into the line's first call when nothing before it runs code (`model.static.first_call`);
+the start of a line into the line's first call when nothing before it runs code (`model.static.first_call`), a step
+from a line that runs nothing and cannot raise to its frame's next line (`model.static.line_effects.staying`);
     `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top. `enter`: the stop
     enters a call of the line (`model.static.reach.entering`; a coarse action's fine step at a line that certainly calls).
     `returned`: `previous` is a stop back on its calling line after that function's call came back, which a Step Into
@@ -75,7 +76,7 @@ the start of a line into the line's first call when nothing before it runs code 
         from model.static.call_args import entry_values
         from model.static.first_call import entering_first_call
         from model.decoding import FULL_RULES
-        from model.static.line_effects import kept_locals
+        from model.static.line_effects import kept_locals, staying
         from model.static.loop_entry import entering_loop
         from model.static.reach import entering, without_returned_call, without_unreachable_breakpoints
         from model.static.flow import next_locations
@@ -89,7 +90,7 @@ the start of a line into the line's first call when nothing before it runs code 
             self.flow = without_returned_call(self.flow, program, previous, returned)
         if action.kind is ActionKind.STEP_INTO:
             self.flow = entering_first_call(self.flow, program, previous, returned)
-        self.flow = entering_loop(self.flow, program, previous, action.kind)
+        self.flow = staying(entering_loop(self.flow, program, previous, action.kind), program, previous, action.kind)
         if enter:
             self.flow = entering(self.flow, len(previous.frames))
         entry = entry_values(program, previous) if action.kind is ActionKind.STEP_INTO and rules.known_entries else None

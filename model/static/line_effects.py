@@ -26,12 +26,16 @@ from __future__ import annotations
 import ast
 import symtable
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from model.static.certain_bindings import certain_bindings, literal_bindings
 from model.static.loop_entry import item_literals
-from protocol.debugger import ActionKind, State
+from protocol.debugger import ActionKind, State, StopReason
+
+if TYPE_CHECKING:
+    from model.static.flow import FlowSet
 
 _IMMUTABLE = (int, float, complex, str, bytes, bool, type(None))
 
@@ -161,39 +165,81 @@ _QUIET_EXPRESSIONS = (ast.Constant, ast.Name, ast.List, ast.Tuple, ast.Set, ast.
 _QUIET_STATEMENTS = (ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
 
 
-@lru_cache(maxsize=32)
 def quiet_lines(program: str) -> frozenset[tuple[str, int]]:
-    """(code object name, line) of the stops whose step runs nothing but binding names, and after which the frame
-    certainly stops again on one of its own lines (the line cannot leave the frame): every statement with a line event
-    there is ``pass``/``break``/``continue``/``global``, an assignment of a quiet expression (constants, names and
-    displays of them, ``-1``) to plain names (a display of as many on the right for a tuple target), a ``for`` over a
-    display of constants, or ``while True``. Nothing runs between such a stop and the next, so no value of the stack
-    can change but the names the line binds. Empty for programs `kept_locals` leaves out."""
+    """(code object name, line) of the stops whose step runs nothing but binding names and from which the frame cannot
+    return: every statement with a line event there is ``pass``/``break``/``continue``/``global``, an assignment of a
+    quiet expression (constants, names and displays of them, ``-1``) to plain names (a display of as many on the right
+    for a tuple target), a ``for`` over a display of constants, or ``while True``. Nothing runs between such a stop and
+    the next (reading an unbound name raises, which changes no value either), so no value of the stack can change but
+    the names the line binds. Empty for programs `kept_locals` leaves out."""
+    return _quiet(program)[0]
+
+
+def silent_lines(program: str) -> frozenset[tuple[str, int]]:
+    """The `quiet_lines` that read no name, so cannot raise: a step from one stops on one of the frame's own lines."""
+    return _quiet(program)[1]
+
+
+def staying(flow: FlowSet, program: str, previous: State, action: ActionKind) -> FlowSet:
+    """`flow` (after a step from `previous`) with its step stops narrowed to the stepping frame's own lines and no
+    exception or exit, when `previous` stops on one of `silent_lines` (the flow alone lets any line raise into a caller's
+    handler). Unchanged otherwise."""
+    from model.static.flow import Continue
+
+    top = previous.top
+    if flow.unconstrained or action not in QUIET_STEPS or top is None or top.file is not None:
+        return flow
+    if previous.finished or previous.reason is StopReason.EXCEPTION or (top.name, top.line) not in silent_lines(program):
+        return flow
+    depth = len(previous.frames) - 1
+    shapes = [shape for shape in flow.step if isinstance(shape, Continue) and shape.depth == depth]
+    if not shapes:
+        return flow
+    return replace(flow, step=shapes, exception=[], exit=False, returned=frozenset())
+
+
+@lru_cache(maxsize=32)
+def _quiet(program: str) -> tuple[frozenset[tuple[str, int]], frozenset[tuple[str, int]]]:
     from model.static.flow import EXIT, FlowUnavailable, _statements, program_flow
     from model.static.frame_names import _header_lines
 
     if not _rebinds(program)[0]:
-        return frozenset()
+        return frozenset(), frozenset()
     try:
         flow = program_flow(program)
         tree = ast.parse(program)
     except (FlowUnavailable, SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
-    owners = {(scope.name, line) for scope in flow.scopes for line in scope.lines}
-    out: set[tuple[str, int]] = set()
+        return frozenset(), frozenset()
+    shared = {name for name, count in Counter(scope.name for scope in flow.scopes).items() if count > 1}
+    quiet: set[tuple[str, int]] = set()
+    silent: set[tuple[str, int]] = set()
     for scope in flow.scopes:
-        if scope.kind not in ("module", "function"):
+        if scope.kind not in ("module", "function") or scope.name in shared:  # a name two code objects share: unsure
             continue
         body = tree.body if scope.kind == "module" else scope.node.body  # type: ignore[attr-defined]
         loud: set[int] = set()
-        quiet: set[int] = set()
+        calm: set[int] = set()
+        reads: set[int] = set()
         for stmt in _statements(body):
-            (quiet if _quiet_statement(stmt) else loud).update(_header_lines(stmt, scope.lines))
-        for line in quiet - loud:
-            if EXIT not in scope.succ.get(line, {EXIT}) and (scope.name, line) in owners:
-                out.add((scope.name, line))
-    names = Counter(scope.name for scope in flow.scopes)
-    return frozenset((name, line) for name, line in out if names[name] == 1)  # a name two code objects share: unsure
+            lines = _header_lines(stmt, scope.lines)
+            (calm if _quiet_statement(stmt) else loud).update(lines)
+            if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) for n in _header_nodes_of(stmt)):
+                reads.update(lines)
+        for line in calm - loud:
+            if EXIT not in scope.succ.get(line, {EXIT}):
+                quiet.add((scope.name, line))
+                if line not in reads:
+                    silent.add((scope.name, line))
+    return frozenset(quiet), frozenset(silent)
+
+
+def _header_nodes_of(stmt: ast.stmt) -> list[ast.AST]:
+    """The nodes a stop on `stmt`'s line evaluates: a simple statement's, a compound statement's header's."""
+    if isinstance(stmt, ast.For):
+        return [*ast.walk(stmt.target), *ast.walk(stmt.iter)]
+    if isinstance(stmt, ast.While):
+        return list(ast.walk(stmt.test))
+    return list(ast.walk(stmt))
 
 
 def _quiet_statement(stmt: ast.stmt) -> bool:
