@@ -65,7 +65,9 @@ class FlowConstraint(RegexConstraint):
     Continue's or Step Out's without breakpoint stops none of whose lines it can reach (`model.static.reach`), a step
     from the first run of a loop header over constants into its body (`model.static.loop_entry`), a Step Into from
 the start of a line into the line's first call when nothing before it runs code (`model.static.first_call`), a step
-from a line that runs nothing and cannot raise to its frame's next line (`model.static.line_effects.staying`);
+from a line that runs nothing and cannot raise to its frame's next line (`model.static.line_effects.staying`), a step
+from a line its frame cannot return from into no caller where none can catch (`model.static.frame_exit`), nor into a
+call its caller's line made once (`model.static.reach.without_recalled_top`);
     `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top. `enter`: the stop
     enters a call of the line (`model.static.reach.entering`; a coarse action's fine step at a line that certainly calls).
     `returned`: `previous` is a stop back on its calling line after that function's call came back, which a Step Into
@@ -75,10 +77,11 @@ from a line that runs nothing and cannot raise to its frame's next line (`model.
                  rules: "DecodingRules | None" = None, *, enter: bool = False, returned: "str | None" = None) -> None:  # fmt: skip
         from model.static.call_args import entry_values
         from model.static.first_call import entering_first_call
+        from model.static.frame_exit import staying_unless_caught
         from model.decoding import FULL_RULES
         from model.static.line_effects import kept_locals, staying
         from model.static.loop_entry import entering_loop
-        from model.static.reach import entering, without_returned_call, without_unreachable_breakpoints
+        from model.static.reach import entering, without_recalled_top, without_returned_call, without_unreachable_breakpoints
         from model.static.flow import next_locations
         from model.static.flow_regex import flow_state_regex
         from protocol.debugger import ActionKind
@@ -90,6 +93,8 @@ from a line that runs nothing and cannot raise to its frame's next line (`model.
             self.flow = without_returned_call(self.flow, program, previous, returned)
         if action.kind is ActionKind.STEP_INTO:
             self.flow = entering_first_call(self.flow, program, previous, returned)
+        self.flow = without_recalled_top(self.flow, program, previous, action.kind)
+        self.flow = staying_unless_caught(self.flow, program, previous, action.kind)
         self.flow = staying(entering_loop(self.flow, program, previous, action.kind), program, previous, action.kind)
         if enter:
             self.flow = entering(self.flow, len(previous.frames))

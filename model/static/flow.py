@@ -94,6 +94,8 @@ class FlowSet:
     # depths of `Continue` step shapes reached only by leaving the top frame, a function (not a generator)
     # that returns or raises: debugpy then shows its return value (``(return) f``, None after an exception)
     returned: frozenset[int] = frozenset()
+    # depths of `Continue` step shapes reached only as an exception passes through the frame: the value shown is None
+    raised: frozenset[int] = frozenset()
 
     @classmethod
     def anything(cls, why: str) -> "FlowSet":

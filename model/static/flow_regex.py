@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from model.static.line_effects import KeptLocals
 
 # the exception in flight: debugpy's exceptionInfo, asked only at an exception stop (and kept for the end after an uncaught one)
+RAISED = "<raised>"  # marks the returners of a stop an exception passed through (`FlowSet.raised`): None is shown
 EXCEPTION_TAIL_RE = f"(?:{re.escape(lang.EXCEPTION_SEP)}{lang.EXCEPTION_TYPE_RE}{lang.JSON_STRING_RE})?"
 
 Names = dict[tuple[str, int], frozenset[str]]  # (code object name, line) -> visible names (`model.static.frame_names`)
@@ -273,10 +274,16 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
             for shape in shapes:
                 if flow.must_return(shape, reason) == must:
                     text = _shape(shape, old, info, names, entry, steps_kept, token != lang.REASON_EXCEPTION, kinds, calling)
+                    returners = _returners(program, old, shape)
+                    if returners is not None and reason is StopReason.STEP and isinstance(shape, Continue) and shape.depth in flow.raised:
+                        returners = (RAISED, *returners)
                     if text:
-                        groups.setdefault(_returners(program, old, shape), []).append(text)
+                        groups.setdefault(returners, []).append(text)
             for returners, bodies in groups.items():
-                shown = value if returners is None else returned_value_regex(program, returners, typed=typed_returns)
+                if returners is not None and returners[:1] == (RAISED,):
+                    shown = returned_value_regex(program, returners[1:], typed=typed_returns, raised=True)
+                else:
+                    shown = value if returners is None else returned_value_regex(program, returners, typed=typed_returns)
                 if not shown:  # nothing can have returned into the frame
                     stacks.append(f"(?:{alt(bodies)})")
                 else:
@@ -353,10 +360,11 @@ def _built_by_library(flow: ProgramFlow, scope: ScopeFlow) -> bool:
     return True
 
 
-def returned_value_regex(program: str, names: Sequence[str], *, typed: bool = True) -> str:
+def returned_value_regex(program: str, names: Sequence[str], *, typed: bool = True, raised: bool = False) -> str:
     """The return value of one of the program's functions `names` (their frames' names), of a kind
-    `model.static.return_kinds` allows (`typed`; else any repr); empty when `names` is. debugpy writes a method's as
-    ``Class.name``, the class of its first argument: one of the program's classes."""
+    `model.static.return_kinds` allows (`typed`; else any repr), or None where the frame was left by an exception
+    (`raised`); empty when `names` is. debugpy writes a method's as ``Class.name``, the class of its first argument: one
+    of the program's classes."""
     if not names:
         return ""
     flow = program_flow(program)
@@ -368,7 +376,8 @@ def returned_value_regex(program: str, names: Sequence[str], *, typed: bool = Tr
         owner = f"(?:{owners}\\.)" if owners else ""
         if owner and not _plain_method(flow, name):
             owner += "?"
-        options.append(f"{owner}{re.escape(name)}{kinds_value_regex(kinds) if kinds else lang.JSON_STRING_RE}")
+        shown = re.escape(lang.json_string("None")) if raised else kinds_value_regex(kinds) if kinds else lang.JSON_STRING_RE
+        options.append(f"{owner}{re.escape(name)}{shown}")
     return f"{re.escape(lang.RETURN_SEP)}{alt(options)}"
 
 

@@ -20,7 +20,7 @@ reach a target line (a breakpoint) or not.
 The same reading narrows any step's grammar (`model.decode.constraints.FlowConstraint`): a step, Continue or Step Out
 with no breakpoint ahead is offered no breakpoint stop (`without_unreachable_breakpoints`), and a Step Into from a
 step's stop back on its calling line does not start again the call that just came back where the line makes it once
-(`returned_call`, `without_returned_call`).
+(`returned_call`, `without_returned_call`), nor does a step that may return from the top frame (`without_recalled_top`).
 
 `reaching_functions` is the fixpoint of "has a target line, or has a line that can start one that does",
 over the names the analysis resolves calls by; programs the analysis cannot follow get the plain fine step
@@ -262,6 +262,16 @@ def without_returned_call(flow: FlowSet, program: str, previous: State, returned
         else:
             step.append(shape)
     return replace(flow, step=step)
+
+
+def without_recalled_top(flow: FlowSet, program: str, previous: State, action: ActionKind) -> FlowSet:
+    """`flow` (after a Step Into or Step Over from `previous`) without the stops where the top frame came back to its
+    caller's line and that line starts the top frame's function again: the line calls it once (`without_returned_call`,
+    seen from the caller). Unchanged for a stack of one frame, other actions, or when unsure."""
+    if action not in (ActionKind.STEP_INTO, ActionKind.STEP_OVER) or len(previous.frames) < 2:
+        return flow
+    caller = previous.model_copy(update={"frames": previous.frames[1:], "return_value": None})
+    return without_returned_call(flow, program, caller, previous.frames[0].name)
 
 
 def _frame(flow: ProgramFlow, name: str, line: int) -> _Frame | None:
