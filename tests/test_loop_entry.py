@@ -41,7 +41,7 @@ def test_the_first_run_of_the_header_goes_into_the_body() -> None:
 
 def test_a_later_run_binds_the_next_item_or_leaves_after_the_last() -> None:
     after_first, after_last = _at(2, checks="['racecar']", t="'Racecar'"), _at(2, checks="['racecar', 'hello']", t="'hello'")
-    assert loop_position(PROGRAM, after_first.frames[0])[1] == 1 and loop_position(PROGRAM, after_last.frames[0])[1] == 2  # type: ignore[index]
+    assert loop_position(PROGRAM, after_first.frames[0]).index == 1 and loop_position(PROGRAM, after_last.frames[0]).index == 2  # type: ignore[union-attr]
     assert item_literals(PROGRAM, after_first.frames[0]) == {"t": "'hello'"} and item_literals(PROGRAM, after_last.frames[0]) == {}
     assert item_literals(PROGRAM, _at(2).frames[0]) == {"t": "'Racecar'"}
     flow = next_locations(PROGRAM, after_first, Action(kind=OVER))
@@ -67,6 +67,24 @@ def test_a_loop_run_again_or_a_target_bound_elsewhere_is_not_placed() -> None:
     assert item_literals("for c in {1, 2}:\n    pass\n", Frame(name="<module>", line=1)) == {}  # a set's order is its hashes'
     assert item_literals("for c in b'hi':\n    pass\n", Frame(name="<module>", line=1)) == {"c": "104"}
     assert item_literals("for a, b in [(1, 2.5), (3, None)]:\n    pass\n", Frame(name="<module>", line=1, locals={"a": "1", "b": "2.5"})) == {"a": "3", "b": "None"}
+
+
+def test_the_first_run_over_a_shown_sequence() -> None:
+    program = "def run(items):\n    out = []\n    for it in items:\n        out.append(it)\n    return out\nrun([1, 2])\n"
+    first = State(reason=StopReason.STEP, frames=[Frame(name="run", line=3, locals={"items": "[1, 2]", "out": "[]"}), Frame(name="<module>", line=6)])
+    assert item_literals(program, first.frames[0]) == {"it": "1"}
+    flow = next_locations(program, first, Action(kind=OVER))
+    assert not entering_loop(flow, program, first, OVER).allows(first, State(reason=StopReason.STEP, frames=[first.frames[0].model_copy(update={"line": 5}), first.frames[1]]))
+    empty = first.model_copy(update={"frames": [first.frames[0].model_copy(update={"locals": {"items": "[]", "out": "[]"}}), first.frames[1]]})
+    assert loop_position(program, empty.frames[0]).length == 0  # type: ignore[union-attr]
+    assert not entering_loop(flow, program, empty, OVER).allows(empty, State(reason=StopReason.STEP, frames=[Frame(name="run", line=4, locals={"items": "[]", "out": "[]", "it": "1"}), first.frames[1]]))
+    later = Frame(name="run", line=3, locals={"items": "[1, 2]", "out": "[1]", "it": "1"})
+    assert loop_position(program, later) is None  # the body may have changed the sequence
+    for shown in ("<object at 0x?>", "[1, [...]]", "['ab...cd']", "{1, 2}"):
+        assert loop_position(program, Frame(name="run", line=3, locals={"items": shown})) is None, shown
+    assert item_literals(program, Frame(name="run", line=3, locals={"items": "{'a': 1}"})) == {"it": "'a'"}  # a dict's keys
+    subclass = program + "class L(list):\n    pass\n"
+    assert loop_position(subclass, first.frames[0]) is None
 
 
 def test_a_deleted_or_global_target_is_left_alone() -> None:

@@ -102,6 +102,12 @@ def literal_repr(node: ast.expr) -> str | None:
         value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
+    return value_repr(value)
+
+
+def value_repr(value: object) -> str | None:
+    """The repr debugpy shows for a literal `value` (parsed from source or from a shown repr), or None where SafeRepr
+    would not show it as `repr` does (`_shown_in_full`) or it is long enough to be cut."""
     if not _shown_in_full(value):
         return None
     text = repr(value)

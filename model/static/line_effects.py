@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from model.static.certain_bindings import certain_bindings, literal_bindings
-from model.static.loop_entry import item_literals
+from model.static.loop_entry import item_literals, next_lines
 from protocol.debugger import ActionKind, State, StopReason
 
 if TYPE_CHECKING:
@@ -95,9 +95,9 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
         shown_values = frozenset().union(*bound.values())
         literals = {n: v for n, v in literal_bindings(program).get((frame.name, frame.line), {}).items() if n not in frame.locals}
         if depth == top and (items := item_literals(program, frame)):
-            literals |= items  # a constant loop's next item: a new name, or a shown one the step rebinds
+            literals |= items  # a loop's next item: a new name, or a shown one the step rebinds
             changed = frozenset(n for n, v in items.items() if frame.locals.get(n) != v)
-            for line in set(bound) | set(required):
+            for line in next_lines(program, frame):
                 required[line] = required.get(line, frozenset()) | changed
         out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals), required, _handler_names(program), shown_values,
                                 literals)  # fmt: skip

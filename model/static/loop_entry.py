@@ -1,4 +1,4 @@
-"""A `for` loop over a non-empty display of constants: which item its header binds next, so where a step from it lands.
+"""A `for` loop over constants or over a shown sequence: which item its header binds next, so where a step from it lands.
 
 `for t in ["Racecar", "hello"]:` certainly binds `t` and runs its body once the header runs, and the header's
 target is not yet bound the first time the frame stops on it (a name the frame does not show). From such a stop a
@@ -9,6 +9,11 @@ reprs differ: the step then lands on the body with the next item, or after the l
 or the line after it). `entering_loop` narrows a `FlowSet` so; the shipped model had stepped from such a header past
 the loop, and later walked a Continue round it until its time ran out (`bench/programs/palindrome.py`). Nothing is run
 and no value is computed: the rule reads the source and which names and reprs the previous stop shows.
+
+A loop over a name the frame shows with a literal repr (``for it in items:`` with ``items`` shown as ``[1, 2]``; a
+list, tuple, string or dict debugpy showed in full, in a program that defines no ``__repr__``/``__iter__``/
+``__getitem__`` and no class with a base outside its own) is placed on its first run only (the targets not shown yet):
+its first item, or past the loop when the sequence is empty. Later runs would need the sequence unchanged by the body.
 
 `item_literals` gives the values the step binds: the reprs of the next item (parsed by `ast.literal_eval`, never run),
 which the step into the body certainly shows (`model.static.line_effects.kept_locals`).
@@ -29,102 +34,147 @@ NARROWED = frozenset({ActionKind.STEP_INTO, ActionKind.STEP_OVER})
 
 def entering_loop(flow: FlowSet, program: str, previous: State, action: ActionKind) -> FlowSet:
     """`flow` (after `action` from `previous`) with its step stops narrowed where `previous` stops on the header of a
-    `for` loop over a non-empty display of constants and `loop_position` knows which item comes next: the body's first
-    line while one is left, the loop's way out (its ``else`` or the line after it) once the last has run.
+    `for` loop whose next item `loop_position` knows: the body's first line while one is left, the loop's way out (its
+    ``else`` or the line after it) once the last has run, or at once over an empty sequence.
     Breakpoint and exception stops are left as they are; unchanged whenever any of that is not certain."""
     top = previous.top
     if flow.unconstrained or action not in NARROWED or top is None or top.file is not None:
         return flow
     if previous.finished or previous.reason is StopReason.EXCEPTION:
         return flow
-    position = loop_position(program, top)
-    if position is None:
-        return flow
-    loop, index = position
-    try:
-        scopes = program_flow(program).scope_at(top.name, top.line)
-    except FlowUnavailable:
-        return flow
-    if len(scopes) != 1:
-        return flow
-    succ = scopes[0].succ.get(top.line, set())
-    if index < _length(loop.node):
-        lines = frozenset(succ & _header_lines(loop.node.body[0], scopes[0].lines))
-    else:
-        last = loop.node.body[-1]
-        body = set(range(loop.node.body[0].lineno, (last.end_lineno or last.lineno) + 1))
-        lines = frozenset(succ - body)
-        if EXIT in lines:
-            return flow  # the frame returns: the stop is the caller's, which this rule does not place
+    lines = next_lines(program, top)
     if not lines:
         return flow
     return replace(flow, step=[Continue(len(previous.frames) - 1, lines)], returned=frozenset())
 
 
-def loop_position(program: str, top: Frame) -> tuple[_Loop, int] | None:
-    """The constant loop whose header `top` stops on and the index of the item its header binds next: 0 when the frame
-    does not show the loop's targets yet (its first run), else one past the item whose reprs the targets show, where
-    only this loop binds them in its scope, no other loop holds it (so a stop on its header with the targets shown
-    goes on with the same run) and the items' reprs tell them apart. None when any of that is not certain."""
-    loop = _constant_loops(program).get(top.line)
+def next_lines(program: str, top: Frame) -> frozenset[int]:
+    """Where the step from a stop on a loop's header (`top`) lands when `loop_position` knows the next item: the body's
+    first line while one is left, else the loop's way out; empty when unknown or when the way out leaves the frame."""
+    position = loop_position(program, top)
+    if position is None:
+        return frozenset()
+    try:
+        scopes = program_flow(program).scope_at(top.name, top.line)
+    except FlowUnavailable:
+        return frozenset()
+    if len(scopes) != 1:
+        return frozenset()
+    node = position.loop.node
+    succ = scopes[0].succ.get(top.line, set())
+    if position.index < position.length:
+        return frozenset(succ & _header_lines(node.body[0], scopes[0].lines))
+    last = node.body[-1]
+    body = set(range(node.body[0].lineno, (last.end_lineno or last.lineno) + 1))
+    out = frozenset(succ - body)
+    return frozenset() if EXIT in out else out  # a return: the stop is the caller's, which this rule does not place
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where a loop's header stands: the `index` of the item it binds next, of `length`; `items` their values where
+    known in order (None for a set)."""
+
+    loop: _Loop
+    index: int
+    length: int
+    items: tuple[object, ...] | None
+
+
+def loop_position(program: str, top: Frame) -> Position | None:
+    """The loop whose header `top` stops on and the item its header binds next (see the module docstring): over a display
+    of constants, the first item when the frame does not show the targets yet, else one past the item whose reprs the
+    targets show (where only this loop binds them, no other loop holds it, and the items' reprs tell them apart); over
+    a name the frame shows with a literal repr, the first item on the loop's first run. None when not certain."""
+    loop = _loops(program).get(top.line)
     if loop is None:
         return None
     shown = loop.names & set(top.locals)
-    if not shown:
-        return loop, 0
-    if shown != loop.names or not loop.alone:
+    if isinstance(loop.node.iter, ast.Name):
+        items = _shown_items(top.locals.get(loop.node.iter.id)) if not shown and _plain_containers(program) else None
+        return None if items is None else Position(loop, 0, len(items), items)
+    constant = _constant_items(loop.node)
+    if constant is None:
         return None
-    items = _item_reprs(loop.node)
+    length, items = constant
+    if not shown:
+        return Position(loop, 0, length, items)
+    if shown != loop.names or not loop.alone or items is None:
+        return None
+    reprs = [_unpacked(loop.node.target, item) for item in items]
+    if not all(len(r) == len(loop.names) for r in reprs):
+        return None
     current = {name: top.locals[name] for name in loop.names}
-    matches = [i for i, item in enumerate(items or []) if item == current]
-    return (loop, matches[0] + 1) if len(matches) == 1 else None
+    matches = [i for i, r in enumerate(reprs) if r == current]
+    return Position(loop, matches[0] + 1, length, items) if len(matches) == 1 else None
 
 
 def item_literals(program: str, top: Frame) -> dict[str, str]:
-    """Target name -> the repr debugpy shows for it after the step from `top` on a constant loop's header binds its next
-    item (`loop_position`; a string runs over its characters; a tuple target takes a tuple item's elements), for the
-    names whose value `model.static.call_args.literal_repr` writes in full. Empty anywhere else."""
+    """Target name -> the repr debugpy shows for it after the step from `top` on a loop's header binds its next item
+    (`loop_position`; a string runs over its characters; a tuple target takes a tuple item's elements), for the names
+    whose value `model.static.call_args.value_repr` writes in full. Empty anywhere else."""
     position = loop_position(program, top)
-    if position is None:
+    if position is None or position.items is None or position.index >= position.length:
         return {}
-    loop, index = position
-    if index >= _length(loop.node) or isinstance(loop.node.iter, ast.Set):  # a set runs in its hash order
-        return {}
-    return _unpacked(loop.node.target, _items(loop.node)[index])
+    return _unpacked(position.loop.node.target, position.items[position.index])
 
 
-@lru_cache(maxsize=64)
-def _item_reprs(node: ast.For) -> list[dict[str, str]] | None:
-    """The targets' reprs for each item, when every item gives every target one (None otherwise, or for a set)."""
-    if isinstance(node.iter, ast.Set):
+def _constant_items(node: ast.For) -> tuple[int, tuple[object, ...] | None] | None:
+    """How many items a loop over constants runs, and their values in order (None for a set: its hash order); None
+    when the display does not build (a set of lists raises)."""
+    try:
+        value = ast.literal_eval(node.iter)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
-    names = _target_names(node.target) or set()
-    out = [_unpacked(node.target, item) for item in _items(node)]
-    return out if all(len(item) == len(names) for item in out) else None
+    if isinstance(node.iter, ast.Set):
+        return len(value), None
+    return len(value), tuple(value)
 
 
-def _items(node: ast.For) -> list[ast.expr]:
-    """The loop's items as expressions: a str runs over its characters, bytes over ints."""
-    if isinstance(node.iter, ast.Constant):
-        return [ast.Constant(v) for v in node.iter.value]
-    return list(node.iter.elts)  # type: ignore[attr-defined]
+def _shown_items(text: str | None) -> tuple[object, ...] | None:
+    """The items of a list, tuple, string or dict (its keys) whose shown repr is `text`, when debugpy showed it in
+    full (`model.static.call_args.value_repr` would write it so, and no string in it holds "..." as a cut one does)."""
+    from model.static.call_args import value_repr
+
+    if text is None or len(text) > 10_000 or text[:1] not in "[({'\"":
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, (list, tuple, str, dict)) or value_repr(value) != text or "..." in text:
+        return None
+    return tuple(value)
 
 
-def _length(node: ast.For) -> int:
-    return len(node.iter.value) if isinstance(node.iter, ast.Constant) else len(node.iter.elts)  # type: ignore[attr-defined]
+@lru_cache(maxsize=32)
+def _plain_containers(program: str) -> bool:
+    """Whether a value whose repr reads as a list, tuple, string or dict literal is one: the program defines no
+    ``__repr__``, ``__iter__`` or ``__getitem__`` and no class with a base outside its own classes (a list subclass)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__repr__", "__iter__", "__getitem__"):
+            return False
+        if isinstance(node, ast.ClassDef) and (node.keywords or any(not (isinstance(b, ast.Name) and b.id in classes) for b in node.bases)):
+            return False
+    return True
 
 
-def _unpacked(target: ast.expr, item: ast.expr) -> dict[str, str]:
-    """Name -> repr for `target` bound to the constant `item` (a name, or a tuple / list of names over a display of
-    as many items)."""
-    from model.static.call_args import literal_repr
+def _unpacked(target: ast.expr, item: object) -> dict[str, str]:
+    """Name -> repr for `target` bound to the literal value `item` (a name, or a tuple / list of names over a tuple or
+    list of as many items)."""
+    from model.static.call_args import value_repr
 
     if isinstance(target, ast.Name):
-        text = literal_repr(item)
+        text = value_repr(item)
         return {} if text is None else {target.id: text}
-    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(item, (ast.Tuple, ast.List)) and len(item.elts) == len(target.elts):
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(item, (tuple, list)) and len(item) == len(target.elts):
         out: dict[str, str] = {}
-        for inner, value in zip(target.elts, item.elts):
+        for inner, value in zip(target.elts, item):
             out |= _unpacked(inner, value)
         return out
     return {}
@@ -141,9 +191,9 @@ class _Loop:
 
 
 @lru_cache(maxsize=32)
-def _constant_loops(program: str) -> dict[int, _Loop]:
-    """Header line -> each one-line `for` header over a non-empty display of constants, whose target names are plain
-    names no statement deletes or declares `global` / `nonlocal` anywhere in the program."""
+def _loops(program: str) -> dict[int, _Loop]:
+    """Header line -> each one-line `for` header over a non-empty display of constants or over a plain name, whose
+    target names are plain names no statement deletes or declares `global` / `nonlocal` anywhere in the program."""
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -157,7 +207,8 @@ def _constant_loops(program: str) -> dict[int, _Loop]:
     out = {}
     for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
         for node, looped in _scope_loops(scope):
-            if not constant_loop(node) or node.iter.lineno != node.lineno or node.iter.end_lineno != node.lineno:
+            over_name = isinstance(node.iter, ast.Name) and bool(node.body) and _target_names(node.target) is not None
+            if not (constant_loop(node) or over_name) or node.iter.lineno != node.lineno or node.iter.end_lineno != node.lineno:
                 continue
             names = _target_names(node.target) or set()
             if not names or names & unsafe or any(n.startswith("__") for n in names):
