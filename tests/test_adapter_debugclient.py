@@ -56,7 +56,8 @@ def test_debugclient_beyond_a_real_debugger(tiny_checkpoint: Path) -> None:
 
 def test_debugclient_continue_arrives_with_the_shipped_model() -> None:
     """Continue from the entry to a breakpoint inside a called function, over the shipped model (tests/js/model_continue.test.js):
-    it arrives since a step must show the names its line certainly binds (`model.static.certain_bindings`: `out = []`);
+    it arrives since a step must show the names its line certainly binds (`model.static.certain_bindings`: `out = []`)
+    and a Step Into from `out.append(check(it))` enters check() (`model.static.first_call`);
     $NEURAL_MODEL: another checkpoint (e.g. a candidate) instead of checkpoints/default."""
     from model.paths import DEFAULT_CHECKPOINT
 

@@ -17,7 +17,8 @@ defines ``__repr__`` too, since its reprs can look like literals). The flow gram
 (`model.static.flow_regex`) then allows a continued frame's delta to list only those names and, written in
 full, the kept values unchanged. A *quiet* line (`quiet_lines`: binding names to constants, names and displays of
 them, a ``for`` over constants, ``pass``...) runs no code at all, and when the frame's next stop is certainly on
-another of its lines, every value of the stack keeps its repr, mutable ones too. For the stepping frame, `KeptLocals.required` adds the other side: the new names
+another of its lines, every value of the stack keeps its repr, mutable ones too; so does a Step Into that enters a
+line's first call with nothing run before it (`model.static.first_call`). For the stepping frame, `KeptLocals.required` adds the other side: the new names
 the line certainly binds (`model.static.certain_bindings`), which the delta or the full locals must then list.
 Checked on recorded runs (tests/test_line_effects.py, tests/test_certain_bindings.py).
 """
@@ -82,6 +83,7 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
     below_ok = action is ActionKind.STEP_INTO or previous.frames[0].name not in suspendable
     stepping = previous.frames[0]
     quiet = action in QUIET_STEPS and stepping.file is None and (stepping.name, stepping.line) in quiet_lines(program)
+    quiet = quiet or (action is ActionKind.STEP_INTO and _enters_first_call(program, previous))
     out: dict[int, KeptLocals] = {}
     for depth, frame in enumerate(reversed(previous.frames)):
         if frame.file is not None or (depth == top and action is ActionKind.STEP_RETURN) or (depth < top and not below_ok):
@@ -160,6 +162,15 @@ def _rebinds(program: str) -> tuple[dict[tuple[str, int], frozenset[str]], froze
 
 
 QUIET_STEPS = frozenset({ActionKind.STEP_INTO, ActionKind.STEP_OVER})
+
+
+def _enters_first_call(program: str, previous: State) -> bool:
+    """Whether a Step Into from `previous` stops as its line's first call begins, nothing having run before it
+    (`model.static.first_call`): every value of the stack then keeps its repr, as after a quiet line."""
+    from model.static.first_call import at_line_start, first_call
+
+    top = previous.frames[0]
+    return top.file is None and at_line_start(previous) and first_call(program, top.name, top.line) is not None
 # expressions whose evaluation runs no code of the program (no call, operator, attribute, iteration or format)
 _QUIET_EXPRESSIONS = (ast.Constant, ast.Name, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Load)
 _QUIET_STATEMENTS = (ast.Pass, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)
