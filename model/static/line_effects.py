@@ -18,7 +18,8 @@ defines ``__repr__`` too, since its reprs can look like literals). The flow gram
 full, the kept values unchanged. A *quiet* line (`quiet_lines`: binding names to constants, names and displays of
 them, a ``for`` over constants, ``pass``...) runs no code at all, and when the frame's next stop is certainly on
 another of its lines, every value of the stack keeps its repr, mutable ones too; so does a Step Into that enters a
-line's first call with nothing run before it (`model.static.first_call`). For the stepping frame, `KeptLocals.required` adds the other side: the new names
+line's first call with nothing run before it (`model.static.first_call`), and a step from the header of a loop over
+a list, tuple, string or dict the frame shows (`model.static.loop_entry.iterates_shown_sequence`). For the stepping frame, `KeptLocals.required` adds the other side: the new names
 the line certainly binds (`model.static.certain_bindings`), which the delta or the full locals must then list.
 Checked on recorded runs (tests/test_line_effects.py, tests/test_certain_bindings.py).
 """
@@ -32,7 +33,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from model.static.certain_bindings import certain_bindings, literal_bindings
-from model.static.loop_entry import item_literals, next_lines
+from model.static.loop_entry import item_literals, iterates_shown_sequence, next_lines
 from protocol.debugger import ActionKind, State, StopReason
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
     stepping = previous.frames[0]
     quiet = action in QUIET_STEPS and stepping.file is None and (stepping.name, stepping.line) in quiet_lines(program)
     quiet = quiet or (action is ActionKind.STEP_INTO and _enters_first_call(program, previous))
+    quiet = quiet or (action in QUIET_STEPS and stepping.file is None and iterates_shown_sequence(program, stepping))
     out: dict[int, KeptLocals] = {}
     for depth, frame in enumerate(reversed(previous.frames)):
         if frame.file is not None or (depth == top and action is ActionKind.STEP_RETURN) or (depth < top and not below_ok):

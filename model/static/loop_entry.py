@@ -109,6 +109,15 @@ def loop_position(program: str, top: Frame) -> Position | None:
     return Position(loop, matches[0] + 1, length, items) if len(matches) == 1 else None
 
 
+def iterates_shown_sequence(program: str, top: Frame) -> bool:
+    """Whether `top` stops on the header of a loop over a name the frame shows as a list, tuple, string or dict
+    (`_shown_items`, in a program whose such reprs are the builtins'): its step runs no code of the program, on any run."""
+    loop = _loops(program).get(top.line)
+    if loop is None or not isinstance(loop.node.iter, ast.Name) or not _plain_containers(program):
+        return False
+    return _shown_items(top.locals.get(loop.node.iter.id)) is not None
+
+
 def item_literals(program: str, top: Frame) -> dict[str, str]:
     """Target name -> the repr debugpy shows for it after the step from `top` on a loop's header binds its next item
     (`loop_position`; a string runs over its characters; a tuple target takes a tuple item's elements), for the names
