@@ -92,7 +92,9 @@ def test_the_step_grammar_requires_them() -> None:
     assert state_constraint(PROGRAM, shown, action=Action(kind=ActionKind.STEP_OVER), reprs=True).complete(head + "{..}")
     into = state_constraint(PROGRAM, _at(PROGRAM, [("run", 8, {"items": "[1, 2]", "out": "[]"}), ("<module>", 12, {})]),
                             action=Action(kind=ActionKind.STEP_OVER), reprs=True)  # fmt: skip
-    assert into.complete("<|reason_step|><|frame_sep|><module><|line_sep|>12{..}<|frame_sep|>run<|line_sep|>9{..}")  # `it` may be anything
+    line9 = "<|reason_step|><|frame_sep|><module><|line_sep|>12{..}<|frame_sep|>run<|line_sep|>9"
+    assert into.complete(line9 + '{"it":"1",..}')  # the loop's first item, from the shown list (model.static.loop_entry)
+    assert not into.complete(line9 + "{..}") and not into.complete(line9 + '{"it":"2",..}')
 
 
 def _everyday() -> list[tuple[str, object]]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from model.prompt import language as lang
+from model.static.first_call import at_line_start, first_call_node, own_nodes
 from protocol.debugger import State, display_key
 
 MAX_ITEMS = 19  # debugpy's SafeRepr shows at most 19 items of a nested collection (59 at the top)
@@ -78,8 +79,6 @@ class KnownEntry:
 
 def entry_values(program: str, previous: State) -> dict[str, KnownEntry]:
     """Function name -> its known entry for a call started on `previous`'s top line (see the module docstring)."""
-    from model.static.first_call import at_line_start
-
     if previous.finished or not previous.frames or previous.frames[0].file is not None:
         return {}
     top = previous.frames[0]
@@ -166,7 +165,7 @@ def _plain_functions(tree: ast.Module) -> dict[str, Signature]:
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or node.decorator_list or node.args.posonlyargs or bindings.get(node.name) != 1:
             continue
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node)):
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(node)):
             continue
         plain[node.name] = _signature(node.args)
     return plain
@@ -190,18 +189,6 @@ def _bound_names(node: ast.AST) -> list[str]:
     if isinstance(node, ast.MatchMapping) and node.rest:
         return [node.rest]
     return []
-
-
-def _own_nodes(func: ast.FunctionDef) -> list[ast.AST]:
-    """The nodes of `func`'s body outside nested functions, classes and lambdas."""
-    found: list[ast.AST] = []
-    todo: list[ast.AST] = list(func.body)
-    while todo:
-        node = todo.pop()
-        found.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def _signature(args: ast.arguments) -> Signature:
@@ -254,8 +241,6 @@ def _site(expressions: list[ast.expr], signatures: dict[str, Signature]) -> Call
 def _first_site(program: str, frame: str, line: int, signatures: dict[str, Signature]) -> CallSite | None:
     """The line's first call where nothing runs before it (`model.static.first_call`: its arguments are read just
     before it), on a line with more calls."""
-    from model.static.first_call import first_call_node
-
     call = first_call_node(program, frame, line)
     return None if call is None else _site([call], signatures)
 

@@ -133,7 +133,6 @@ def _sequence(nodes: list[ast.expr], program: _Program) -> str | ast.Call:
 @lru_cache(maxsize=32)
 def _plain_functions(program: str) -> frozenset[str]:
     """Names bound once in the whole program, by an undecorated ``def`` of a plain function (not a generator, not async)."""
-    from model.static.call_args import _own_nodes
     from model.static.reach import _rebound_names
 
     tree = ast.parse(program)
@@ -147,8 +146,19 @@ def _plain_functions(program: str) -> frozenset[str]:
         node = nodes[0]
         if len(nodes) != 1 or name in rebound or not isinstance(node, ast.FunctionDef) or node.decorator_list:
             continue
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(node)):
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(node)):
             continue
         out.add(name)
     return frozenset(out)
 
+
+def own_nodes(function: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of `function`'s own code (not of functions, classes or lambdas nested in it)."""
+    found: list[ast.AST] = []
+    todo: list[ast.AST] = list(function.body)
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return found
