@@ -76,6 +76,7 @@ call its caller's line made once (`model.static.reach.without_recalled_top`);
     def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = (),
                  rules: "DecodingRules | None" = None, *, enter: bool = False, returned: "str | None" = None) -> None:  # fmt: skip
         from model.static.call_args import entry_values
+        from model.static.comprehension_entry import comprehension_entries
         from model.static.first_call import entering_first_call
         from model.static.frame_exit import staying_unless_caught
         from model.decoding import FULL_RULES
@@ -98,7 +99,8 @@ call its caller's line made once (`model.static.reach.without_recalled_top`);
         self.flow = staying(entering_loop(self.flow, program, previous, action.kind), program, previous, action.kind)
         if enter:
             self.flow = entering(self.flow, len(previous.frames))
-        entry = entry_values(program, previous) if action.kind is ActionKind.STEP_INTO and rules.known_entries else None
+        entry = {**entry_values(program, previous), **comprehension_entries(program, previous)} \
+            if action.kind is ActionKind.STEP_INTO and rules.known_entries else None
         steps = (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN)
         kept = kept_locals(program, previous, action.kind) if action.kind in steps and rules.line_effects else None
         options = {"entry": entry, "kept": kept, "frame_names": rules.frame_names, "typed_returns": rules.value_kinds}
