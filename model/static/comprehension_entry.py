@@ -3,7 +3,7 @@
 ``[rec.sensor for rec in samples]`` runs in a frame of its own (`<listcomp>` in Python 3.11) whose first stop shows one
 local, ``.0``, the iterator of ``samples`` that the calling line built: ``<list_iterator object at 0x?>`` when ``samples``
 is shown as a list. The kind follows from the iterable alone: a name the frame shows as a list, tuple, dict or ASCII
-string (in a program whose reprs of that shape are the builtins': `model.static.loop_entry._plain_containers`), a
+string (in a program whose reprs of that shape are the builtins': `model.static.loop_entry.plain_containers`), a
 shown dict's ``items()``/``keys()``/``values()``, ``zip``/``enumerate``/``map``/``filter``/``range`` calls the program
 does not rebind, a display of constants (which Python folds into a tuple), a shown generator (its own iterator). The
 shipped model wrote ``tuple_iterator`` for lists it had never seen in a comprehension. Nothing is run: a kind is read
@@ -105,13 +105,13 @@ def _outer_comprehensions(node: ast.AST) -> list[tuple[str, ast.expr]]:
 
 def _iterator_repr(program: str, node: ast.expr, shown: dict[str, str]) -> str | None:
     """The repr of ``iter(node)`` as debugpy shows it, when its kind is certain; None otherwise."""
-    from model.static.loop_entry import _plain_containers, _shown_items
+    from model.static.loop_entry import plain_containers, shown_items
 
     if isinstance(node, ast.Name):
         text = shown.get(node.id)
         if text is not None and GENERATOR_RE.fullmatch(text):
             return text
-        if text is None or not _plain_containers(program) or _shown_items(text) is None:
+        if text is None or not plain_containers(program) or shown_items(text) is None:
             return None
         value = ast.literal_eval(text)
         if isinstance(value, str) and not value.isascii():
@@ -121,7 +121,7 @@ def _iterator_repr(program: str, node: ast.expr, shown: dict[str, str]) -> str |
         return CALL_ITERATORS[node.func.id] if node.func.id not in _bound_names(program) else None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DICT_VIEWS and not node.args:
         owner = node.func.value
-        if isinstance(owner, ast.Name) and _plain_containers(program) and isinstance(_shown_value(shown.get(owner.id)), dict):
+        if isinstance(owner, ast.Name) and plain_containers(program) and isinstance(_shown_value(shown.get(owner.id)), dict):
             return DICT_VIEWS[node.func.attr]
         return None
     if isinstance(node, (ast.List, ast.Tuple)) and node.elts and all(isinstance(e, ast.Constant) for e in node.elts):
@@ -132,9 +132,9 @@ def _iterator_repr(program: str, node: ast.expr, shown: dict[str, str]) -> str |
 
 
 def _shown_value(text: str | None) -> object:
-    from model.static.loop_entry import _shown_items
+    from model.static.loop_entry import shown_items
 
-    if text is None or _shown_items(text) is None:
+    if text is None or shown_items(text) is None:
         return None
     return ast.literal_eval(text)
 

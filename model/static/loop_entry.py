@@ -91,7 +91,7 @@ def loop_position(program: str, top: Frame) -> Position | None:
         return None
     shown = loop.names & set(top.locals)
     if isinstance(loop.node.iter, ast.Name):
-        items = _shown_items(top.locals.get(loop.node.iter.id)) if not shown and _plain_containers(program) else None
+        items = shown_items(top.locals.get(loop.node.iter.id)) if not shown and plain_containers(program) else None
         return None if items is None else Position(loop, 0, len(items), items)
     constant = _constant_items(loop.node)
     if constant is None:
@@ -111,11 +111,11 @@ def loop_position(program: str, top: Frame) -> Position | None:
 
 def iterates_shown_sequence(program: str, top: Frame) -> bool:
     """Whether `top` stops on the header of a loop over a name the frame shows as a list, tuple, string or dict
-    (`_shown_items`, in a program whose such reprs are the builtins'): its step runs no code of the program, on any run."""
+    (`shown_items`, in a program whose such reprs are the builtins'): its step runs no code of the program, on any run."""
     loop = _loops(program).get(top.line)
-    if loop is None or not isinstance(loop.node.iter, ast.Name) or not _plain_containers(program):
+    if loop is None or not isinstance(loop.node.iter, ast.Name) or not plain_containers(program):
         return False
-    return _shown_items(top.locals.get(loop.node.iter.id)) is not None
+    return shown_items(top.locals.get(loop.node.iter.id)) is not None
 
 
 def item_literals(program: str, top: Frame) -> dict[str, str]:
@@ -140,7 +140,7 @@ def _constant_items(node: ast.For) -> tuple[int, tuple[object, ...] | None] | No
     return len(value), tuple(value)
 
 
-def _shown_items(text: str | None) -> tuple[object, ...] | None:
+def shown_items(text: str | None) -> tuple[object, ...] | None:
     """The items of a list, tuple, string or dict (its keys) whose shown repr is `text`, when debugpy showed it in
     full (`model.static.call_args.value_repr` would write it so, and no string in it holds "..." as a cut one does)."""
     from model.static.call_args import value_repr
@@ -157,7 +157,7 @@ def _shown_items(text: str | None) -> tuple[object, ...] | None:
 
 
 @lru_cache(maxsize=32)
-def _plain_containers(program: str) -> bool:
+def plain_containers(program: str) -> bool:
     """Whether a value whose repr reads as a list, tuple, string or dict literal is one: the program defines no
     ``__repr__``, ``__iter__`` or ``__getitem__`` and no class with a base outside its own classes (a list subclass)."""
     try:
