@@ -18,7 +18,7 @@ import ast
 from dataclasses import replace
 from functools import lru_cache
 
-from model.static.flow import EXIT, Continue, FlowSet, FlowUnavailable, Push, Shape, program_flow
+from model.static.flow import EXIT, Continue, FlowSet, FlowUnavailable, Push, ScopeFlow, Shape, program_flow
 from protocol.debugger import ActionKind, State, StopReason
 
 STEPS = frozenset({ActionKind.STEP_INTO, ActionKind.STEP_OVER})
@@ -64,13 +64,11 @@ def staying_unless_caught(flow: FlowSet, program: str, previous: State, action: 
     return replace(flow, step=step, returned=flow.returned & {depth - 1}, raised=flow.raised | ({depth - 1} if raised else set()))
 
 
-def _plain(scope: object) -> bool:
+def _plain(scope: ScopeFlow) -> bool:
     """A module, or a function that is no generator or coroutine and that library code does not call."""
-    kind, node = getattr(scope, "kind", ""), getattr(scope, "node", None)
-    if kind == "module":
+    if scope.kind == "module":
         return True
-    return kind == "function" and not getattr(scope, "generator", True) and not getattr(scope, "indirect", True) \
-        and not isinstance(node, ast.AsyncFunctionDef)  # fmt: skip
+    return scope.kind == "function" and not scope.generator and not scope.indirect and not isinstance(scope.node, ast.AsyncFunctionDef)
 
 
 @lru_cache(maxsize=32)
