@@ -6,8 +6,7 @@ from model.prompt import language as lang
 from model.static.first_call import entering_first_call, first_call
 from model.static.flow import next_locations
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
-from tests.recorded import recorded_programs
-from tracegen.fast import record_program, replay_to_end
+from tests.recorded import recorded_programs, recorded_steps
 
 PROGRAM = """\
 def clean(text):
@@ -62,14 +61,10 @@ def test_a_step_into_enters_it() -> None:
 def test_every_recorded_step_into_is_allowed() -> None:
     """On real traces (the fast recorder reproduces debugpy's stops): all-Step-Into walks."""
     narrowed = 0
-    for source, _ in [(PROGRAM, None), *recorded_programs(30, 12)]:
-        states = replay_to_end(record_program(source), [Action(kind=INTO)] * 150)
-        for before, previous, state in zip([None, *states], states, states[1:]):
-            flow = next_locations(source, previous, Action(kind=INTO))
-            if previous.finished or not flow.allows(previous, state):
-                continue
-            back = before is not None and len(before.frames) == len(previous.frames) + 1  # a stop back on the calling line
-            cut = entering_first_call(flow, source, previous, before.frames[0].name if back else None)  # type: ignore[union-attr]
-            assert cut.allows(previous, state), (source, previous.frames, state.frames)
-            narrowed += cut is not flow
+    for step in recorded_steps([PROGRAM, *(source for source, _ in recorded_programs(30, 12))], (INTO,), 150):
+        before, previous = step.before, step.previous
+        back = before is not None and len(before.frames) == len(previous.frames) + 1  # a stop back on the calling line
+        cut = entering_first_call(step.flow, step.source, previous, before.frames[0].name if back else None)  # type: ignore[union-attr]
+        assert cut.allows(previous, step.state), (step.source, previous.frames, step.state.frames)
+        narrowed += cut is not step.flow
     assert narrowed >= 10

@@ -8,8 +8,7 @@ from model.static.flow import next_locations
 from model.static.frame_exit import staying_unless_caught
 from model.static.reach import without_recalled_top
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
-from tests.recorded import recorded_programs
-from tracegen.fast import record_program, replay_to_end
+from tests.recorded import recorded_programs, recorded_steps
 
 PROGRAM = """\
 def cart_total(items, discount):
@@ -70,18 +69,11 @@ def test_every_recorded_step_is_allowed() -> None:
     narrowed = 0
     sources = [PROGRAM, "def f(v):\n    if v < 0:\n        raise ValueError(v)\n    return v\n\nf(1)\nf(-1)\n",
                *(source for source, _ in recorded_programs(30, 13))]  # fmt: skip
-    for source in sources:
-        trace = record_program(source)
-        for kind in (INTO, OVER):
-            states = replay_to_end(trace, [Action(kind=kind)] * 150)
-            for previous, state in zip(states, states[1:]):
-                flow = next_locations(source, previous, Action(kind=kind))
-                if previous.finished or not flow.allows(previous, state):
-                    continue
-                for rule in (staying_unless_caught, without_recalled_top):
-                    cut = rule(flow, source, previous, kind)
-                    assert cut.allows(previous, state), (rule.__name__, source, previous.frames, state.frames)
-                    narrowed += cut is not flow
-                text = lang.render_state(lang.canonical_state(state, source), previous).removesuffix(lang.STOP_TOKEN)
-                assert state_constraint(source, previous, action=Action(kind=kind)).complete(text), (source, text)
+    for step in recorded_steps(sources, (INTO, OVER), 150):
+        for rule in (staying_unless_caught, without_recalled_top):
+            cut = rule(step.flow, step.source, step.previous, step.kind)
+            assert cut.allows(step.previous, step.state), (rule.__name__, step.source, step.previous.frames, step.state.frames)
+            narrowed += cut is not step.flow
+        text = lang.render_state(lang.canonical_state(step.state, step.source), step.previous).removesuffix(lang.STOP_TOKEN)
+        assert state_constraint(step.source, step.previous, action=Action(kind=step.kind)).complete(text), (step.source, text)
     assert narrowed >= 20

@@ -7,8 +7,7 @@ from model.static.flow import next_locations
 from model.static.line_effects import kept_locals
 from model.static.loop_entry import entering_loop, item_literals, loop_position
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
-from tests.recorded import recorded_programs
-from tracegen.fast import record_program, replay_to_end
+from tests.recorded import recorded_programs, recorded_steps
 
 PROGRAM = """\
 checks = []
@@ -100,18 +99,11 @@ def test_every_recorded_step_from_such_a_header_is_allowed() -> None:
                "def f():\n    for w in 'ab':\n        if w == 'b':\n            continue\n    else:\n        w = 0\n    return w\nf()\n",
                *(source for source, _ in recorded_programs(30, 11))]  # fmt: skip
     narrowed = valued = 0
-    for source in sources:
-        trace = record_program(source)
-        for kind in (INTO, OVER):
-            states = replay_to_end(trace, [Action(kind=kind)] * 120)
-            for previous, state in zip(states, states[1:]):
-                flow = next_locations(source, previous, Action(kind=kind))
-                if previous.finished or not flow.allows(previous, state):  # the walk's cut-off end (tests/test_flow.py checks the flow)
-                    continue
-                cut = entering_loop(flow, source, previous, kind)
-                assert cut.allows(previous, state), (source, previous.frames, state.frames)
-                narrowed += cut is not flow
-                items = item_literals(source, previous.frames[0]) if previous.frames and not state.finished else {}
-                assert all(state.frames[0].locals.get(n) == v for n, v in items.items()), (source, items, state.frames[0].locals)
-                valued += bool(items)
+    for step in recorded_steps(sources, (INTO, OVER), 120):
+        cut = entering_loop(step.flow, step.source, step.previous, step.kind)
+        assert cut.allows(step.previous, step.state), (step.source, step.previous.frames, step.state.frames)
+        narrowed += cut is not step.flow
+        items = item_literals(step.source, step.previous.frames[0]) if step.previous.frames and not step.state.finished else {}
+        assert all(step.state.frames[0].locals.get(n) == v for n, v in items.items()), (step.source, items, step.state.frames[0].locals)
+        valued += bool(items)
     assert narrowed >= 8 and valued >= 6
