@@ -6,7 +6,9 @@ import regex
 
 from model.static.flow_regex import locals_regex
 from model.static.frame_names import calling_names, frame_names
+from protocol.debugger import Action, ActionKind
 from tests.recorded import recorded_programs
+from tracegen.fast import record_program, replay_to_end
 from tracegen.trees import InverseChain
 
 PROGRAM = '''\
@@ -34,10 +36,29 @@ def test_a_name_is_visible_only_where_its_binding_can_have_run() -> None:
     assert "result" not in names[("<module>", 12)]  # bound only after line 12 ran
 
 
+def test_a_class_body_shows_the_names_it_binds_but_not_its_methods() -> None:
+    program = ("import math\n\n\nclass Shape:\n    kind = 'shape'\n    sides: int = 0\n    unit: str\n\n    def area(self):\n"
+               "        return 0.0\n\n    label = kind.upper()\n\n\nclass Odd(Shape, metaclass=type):\n    x = 1\n\n\nsquare = Shape()\n")
+    names = frame_names(program)
+    assert names[("Shape", 4)] == set() and names[("Shape", 6)] == {"kind"}
+    assert names[("Shape", 12)] == {"kind", "sides"}  # `unit: str` binds nothing, `area` is a function (hidden)
+    assert ("Odd", 16) not in names  # a metaclass may fill the namespace first: any name
+    assert names[("<module>", 19)] == set()  # math (a module) and Shape (a class) are never shown
+
+
+def test_a_standard_library_import_is_shown_by_its_value() -> None:
+    """``from math import pi`` binds a float (shown), ``sqrt`` a routine and ``Counter`` a class (hidden, as the recorder
+    hides them); a module outside `HIDDEN_IMPORTS` is not judged."""
+    program = "from math import pi, sqrt\nfrom collections import Counter as C\nfrom numpy import array\nx = C('ab')\n"
+    assert frame_names(program)[("<module>", 4)] == {"pi", "array"}
+    states = replay_to_end(record_program(program.replace("from numpy import array\n", "")), [Action(kind=ActionKind.STEP_OVER)] * 5)
+    assert set(states[-2].frames[0].locals) == {"pi"}
+
+
 def test_a_frame_waiting_on_a_call_may_show_what_its_line_binds() -> None:
     program = "def g(v):\n    return v\n\ntotal = (n := 1) + g(2)\nprint(total)\n"
     waiting, before = calling_names(program)[("<module>", 4)], frame_names(program)[("<module>", 4)]
-    assert before == {"g"} and waiting == {"g", "n", "total"}  # `n` is bound before g runs (`total` after: a superset)
+    assert before == set() and waiting == {"n", "total"}  # `n` is bound before g runs (`total` after: a superset); g: a function, never shown
     assert calling_names(program)[("g", 2)] == frame_names(program)[("g", 2)] == {"v"}
 
 

@@ -395,11 +395,7 @@ class Tracer:
         t = type(value)
         known = self.routine_types.get(t)
         if known is None:
-            try:
-                known = (inspect.isroutine(value) or isinstance(value, (types.MethodWrapperType, types.ModuleType))
-                         or inspect.isclass(value))
-            except Exception:
-                known = False
+            known = is_routine_value(value)
             if t is not type and not isinstance(value, type):
                 self.routine_types[t] = known
         return known
@@ -424,14 +420,8 @@ class Tracer:
         when it is a function, class or module."""
         items = []
         for name, value in frame.f_locals.items():
-            if name.startswith("_") or name.endswith("__"):
-                if (name.startswith("__") and name.endswith("__")) or name == "_pydev_stop_at_break":
-                    continue
-                if _type_name(value) in HIDDEN_TYPE_NAMES:
-                    continue
-            elif self.is_routine(value):
-                continue
-            items.append((name, value))
+            if not hidden_local(name, value, self.is_routine):
+                items.append((name, value))
         return items
 
     def locals_id(self, fid: int, frame: types.FrameType) -> int:
@@ -608,6 +598,25 @@ class Tracer:
         self.frame_ids.pop(id(frame), None)
         self.frame_cache.pop(fid, None)
         self.pending.pop(fid, None)
+
+
+def is_routine_value(value: object) -> bool:
+    """Whether debugpy files `value` under its hidden groups: a routine, a method wrapper, a module or a class."""
+    try:
+        return inspect.isroutine(value) or isinstance(value, (types.MethodWrapperType, types.ModuleType)) or inspect.isclass(value)
+    except Exception:
+        return False
+
+
+def hidden_local(name: str, value: object, is_routine: Callable[[object], bool] = is_routine_value) -> bool:
+    """Whether a frame's local `name` bound to `value` is left out of the shown locals, as debugpy leaves it out:
+    dunders; a ``_``-name whose type is a module, function, class or method; any other name bound to a routine,
+    module or class (`is_routine`)."""
+    if name.startswith("_") or name.endswith("__"):
+        if (name.startswith("__") and name.endswith("__")) or name == "_pydev_stop_at_break":
+            return True
+        return _type_name(value) in HIDDEN_TYPE_NAMES
+    return is_routine(value)
 
 
 def _type_name(value: object) -> str:

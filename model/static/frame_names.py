@@ -10,10 +10,13 @@ or binds only on lines from which the stop's line cannot be reached, cannot be t
   binds it (an assignment, ``for`` target, ``with ... as``, ``except ... as``, import, def, walrus);
 - the module: its global names likewise, plus every name some function declares ``global`` (that
   function may have run);
+- a class body: the names it binds, likewise, when the class's namespace is a plain dict (no keywords such as
+  ``metaclass=``, every base one of the program's classes or a builtin type: a metaclass's ``__prepare__`` may fill
+  the namespace first, as an Enum's does) and the body declares no ``global`` or ``nonlocal`` names;
 - nothing in programs that can add names another way (``exec``, ``eval``, ``globals()``,
   ``locals()``, ``vars()``, ``setattr``, ``import *``, ``sys`` or ``__main__`` imports).
 
-Class bodies, lambdas, comprehensions and names two code objects share are left out (None: any
+Other class bodies, lambdas, comprehensions and names two code objects share are left out (None: any
 name). Dunders are never shown (hidden by debugpy). Used by the flow grammar
 (`model.static.flow_regex`) for the locals of the stop's top frame. Checked on recorded runs
 (tests/test_frame_names.py, `bench/flow_coverage.py`).
@@ -21,13 +24,25 @@ name). Dunders are never shown (hidden by debugpy). Used by the flow grammar
 from __future__ import annotations
 
 import ast
+import builtins
+import importlib
 import symtable
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 from functools import lru_cache
 
 _DYNAMIC_GLOBALS = frozenset({"exec", "eval", "globals", "vars", "setattr", "delattr", "__import__", "__dict__", "__main__",
                               "modules", "locals", "__builtins__"})  # fmt: skip
+# Standard library modules whose names `from m import x` binds are judged by their value (a class, a routine: hidden):
+# importing them runs no code of the program and has no side effect. (A program's own module of the same name would
+# shadow one of these in a real run; not judged.)
+HIDDEN_IMPORTS = frozenset({
+    "abc", "array", "bisect", "calendar", "cmath", "collections", "collections.abc", "contextlib", "copy", "csv",
+    "dataclasses", "datetime", "decimal", "enum", "fractions", "functools", "heapq", "itertools", "json", "math",
+    "numbers", "operator", "pathlib", "pprint", "queue", "random", "re", "statistics", "string", "textwrap", "time",
+    "typing", "uuid", "weakref",
+})
 _COMPOUND = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith, ast.Try, ast.Match,
              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)  # fmt: skip
 
@@ -74,6 +89,9 @@ def _analyse(program: str) -> tuple[Analysed, Analysed]:
         elif scope.kind == "module":
             sites = list(_bindings(tree.body))
             names = _scope_names(scope, set(), _bound_lines(scope, sites), extra=declared_global)
+        elif scope.kind == "class" and _plain_namespace(scope.node, flow.classes):  # type: ignore[arg-type]
+            sites = list(_bindings(scope.node.body))  # type: ignore[attr-defined]
+            names = _scope_names(scope, set(), _bound_lines(scope, sites))
         on_line = _bound_on_lines(scope, sites)
         for line in scope.lines:
             key = (scope.name, line)
@@ -110,6 +128,33 @@ def _dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
 
+def _plain_namespace(node: ast.ClassDef, classes: Mapping[str, tuple[ast.ClassDef, Any]], seen: frozenset[str] = frozenset()) -> bool:
+    """Whether the body of class `node` runs in a plain dict that only its own statements fill: no keywords
+    (``metaclass=``), every base a builtin type or one of the program's classes (`classes`) that is plain too, and no
+    ``global`` or ``nonlocal`` declaration in the body."""
+    if node.keywords or node.name in seen:
+        return False
+    if any(isinstance(sub, (ast.Global, ast.Nonlocal)) for stmt in node.body for sub in _own_nodes(stmt)):
+        return False
+    for base in node.bases:
+        if not isinstance(base, ast.Name):
+            return False
+        if base.id in classes:
+            if not _plain_namespace(classes[base.id][0], classes, seen | {node.name}):
+                return False
+        elif not isinstance(getattr(builtins, base.id, None), type):
+            return False
+    return True
+
+
+def _own_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """`node` and the nodes under it that run in the same scope (not inside a nested def, lambda or class)."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            yield from _own_nodes(child)
+
+
 def _dynamic_globals(tree: ast.Module) -> bool:
     """Whether the module's globals may be added to other than by its own binding statements."""
     for node in ast.walk(tree):
@@ -142,12 +187,16 @@ def _scope_names(scope, always: set[str], bound: dict[str, set[int]], *, extra: 
 
 
 def _bound_lines(scope, sites: list[tuple[str, ast.AST]]) -> dict[str, set[int]]:  # noqa: ANN001
-    """Name -> the lines where it may be bound: reachable in one or more steps from a line of a binding statement."""
+    """Name -> the lines where it may be bound to a value debugpy shows: reachable in one or more steps from a line of a
+    binding statement (names only ever bound to a hidden value, `_hidden_only`, are never shown)."""
     from model.static.flow import EXIT
 
+    hidden = _hidden_only(sites)
     starts: dict[str, set[int]] = {}
     at: dict[str, set[int]] = {}
     for name, stmt in sites:
+        if name in hidden:
+            continue
         lines = _header_lines(stmt, scope.lines)
         if lines:
             starts.setdefault(name, set()).update(lines)
@@ -160,6 +209,48 @@ def _bound_lines(scope, sites: list[tuple[str, ast.AST]]) -> dict[str, set[int]]
         reach = _reachable(scope.succ, starts.get(name, set()), EXIT) | _reachable(scope.succ, at.get(name, set()), EXIT)
         out[name] = reach | at.get(name, set())
     return out
+
+
+def _hidden_only(sites: list[tuple[str, ast.AST]]) -> set[str]:
+    """The names every site binds to a value the recorder hides (`tracegen.child_runner.hidden_local`): an undecorated
+    ``def``, a ``class`` undecorated or a dataclass (a ``_``-name's class may have a metaclass, then shown), ``import m``, or
+    ``from m import x`` of a routine, class or module of one of the standard library's modules in `HIDDEN_IMPORTS`."""
+    hidden: dict[str, bool] = {}
+    for name, stmt in sites:
+        hidden[name] = hidden.get(name, True) and _binds_hidden(name, stmt)
+    return {name for name, only in hidden.items() if only}
+
+
+def _binds_hidden(name: str, stmt: ast.AST) -> bool:
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return stmt.name == name and not stmt.decorator_list
+    if isinstance(stmt, ast.ClassDef):  # ``@dataclass`` gives back the class it decorates
+        return stmt.name == name and all(_dataclass_decorator(d) for d in stmt.decorator_list) and not name.startswith("_")
+    if isinstance(stmt, ast.Import):
+        return True
+    if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module in HIDDEN_IMPORTS:
+        return any((a.asname or a.name) == name and _imported_hidden(stmt.module, a.name, name) for a in stmt.names)
+    return False
+
+
+def _dataclass_decorator(node: ast.expr) -> bool:
+    """``@dataclass``, ``@dataclass(...)``, ``@dataclasses.dataclass`` and the like."""
+    target = node.func if isinstance(node, ast.Call) else node
+    return (isinstance(target, ast.Name) and target.id == "dataclass") or (
+        isinstance(target, ast.Attribute) and target.attr == "dataclass" and isinstance(target.value, ast.Name) and target.value.id == "dataclasses")
+
+
+@lru_cache(maxsize=1024)
+def _imported_hidden(module: str, attribute: str, name: str) -> bool:
+    """Whether ``from module import attribute as name`` binds a value the recorder hides; the module is one of
+    `HIDDEN_IMPORTS` (standard library modules whose import runs no code of the program and has no side effect)."""
+    from tracegen.child_runner import hidden_local
+
+    try:
+        value = getattr(importlib.import_module(module), attribute)
+    except (ImportError, AttributeError):
+        return False
+    return hidden_local(name, value)
 
 
 def _reachable(succ: dict[int, set[int]], sources: set[int], exit_line: int) -> set[int]:
@@ -244,6 +335,8 @@ def _stored_names(node: ast.AST) -> Iterator[str]:
     todo = [node]
     while todo:
         sub = todo.pop()
+        if isinstance(sub, ast.AnnAssign) and sub.value is None:
+            continue  # ``x: int`` alone binds nothing
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
             yield sub.id
         elif isinstance(sub, (ast.Import, ast.ImportFrom)):
