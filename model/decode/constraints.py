@@ -67,7 +67,8 @@ class FlowConstraint(RegexConstraint):
 the start of a line into the line's first call when nothing before it runs code (`model.static.first_call`), a step
 from a line that runs nothing and cannot raise to its frame's next line (`model.static.line_effects.staying`), a step
 from a line its frame cannot return from into no caller where none can catch (`model.static.frame_exit`), nor into a
-call its caller's line made once (`model.static.reach.without_recalled_top`);
+call its caller's line made once (`model.static.reach.without_recalled_top`); a step's line event on a breakpoint line
+stops as a breakpoint (`model.static.breakpoint_stops`);
     `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top. `enter`: the stop
     enters a call of the line (`model.static.reach.entering`; a coarse action's fine step at a line that certainly calls).
     `returned`: `previous` is a stop back on its calling line after that function's call came back, which a Step Into
@@ -75,6 +76,7 @@ call its caller's line made once (`model.static.reach.without_recalled_top`);
 
     def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = (),
                  rules: "DecodingRules | None" = None, *, enter: bool = False, returned: "str | None" = None) -> None:  # fmt: skip
+        from model.static.breakpoint_stops import breakpoint_line_events
         from model.static.call_args import entry_values
         from model.static.comprehension_entry import comprehension_entries
         from model.static.first_call import entering_first_call
@@ -99,6 +101,7 @@ call its caller's line made once (`model.static.reach.without_recalled_top`);
         self.flow = staying(entering_loop(self.flow, program, previous, action.kind), program, previous, action.kind)
         if enter:
             self.flow = entering(self.flow, len(previous.frames))
+        self.flow = breakpoint_line_events(self.flow, program, previous, action.kind, breakpoints)
         entry = {**entry_values(program, previous), **comprehension_entries(program, previous)} \
             if action.kind is ActionKind.STEP_INTO and rules.known_entries else None
         steps = (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN)

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from model.static.flow import (EXIT, FlowSet, FlowUnavailable, ProgramFlow, Push, _adjust, _Frame, _header_nodes, _init_scopes,
+from model.static.flow import (EXIT, AnyStack, FlowSet, FlowUnavailable, ProgramFlow, Push, _adjust, _Frame, _header_nodes, _init_scopes,
                                _pushes, _statements, program_flow)  # fmt: skip
 from protocol.debugger import ActionKind, State, StopReason
 
@@ -146,7 +146,8 @@ def _rest_reaches(flow: ProgramFlow, frame: _Frame, lines: set[int], reach: froz
 def called_once(program: str, line: int, name: str) -> bool:
     """Whether the one-line statement on `line` calls `name` (``name(...)`` or ``x.name(...)``) exactly once each time it
     runs: one such call, none inside a lambda, comprehension or generator expression (which may call it again).
-    False for statements spread over several lines or a compound statement's header (a loop may run it again)."""
+    False for statements spread over several lines or a compound statement's header (a loop may run it again), but
+    for a ``class`` statement's header and its own body."""
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -156,6 +157,8 @@ def called_once(program: str, line: int, name: str) -> bool:
         for stmt in _statements(scope.body):
             if not stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
                 continue
+            if isinstance(stmt, ast.ClassDef) and stmt.name == name and _class_header(stmt, line):
+                return True  # a class statement runs its body (a code object of the class's name) once
             if hasattr(stmt, "body"):  # a compound statement: only its header's calls are its own
                 heads = [h for h in _header_nodes(stmt) if hasattr(h, "lineno")]
                 if stmt.lineno == line or any(h.lineno <= line <= (h.end_lineno or h.lineno) for h in heads):
@@ -170,6 +173,13 @@ def called_once(program: str, line: int, name: str) -> bool:
                 elif _callee(node) == name:
                     count += 1
     return count == 1
+
+
+def _class_header(stmt: ast.ClassDef, line: int) -> bool:
+    """Whether `line` is among the class statement's decorator and header lines."""
+    first = min([stmt.lineno, *(d.lineno for d in stmt.decorator_list)])
+    body = stmt.body[0].lineno if stmt.body else stmt.lineno + 1
+    return first <= line < max(body, stmt.lineno + 1)
 
 
 def _callee(node: ast.AST) -> str | None:
@@ -214,16 +224,33 @@ def entering(flow: FlowSet, depth: int) -> FlowSet:
 
 def without_unreachable_breakpoints(flow: FlowSet, program: str, previous: State, action: ActionKind,
                                     breakpoints: Iterable[int]) -> FlowSet:  # fmt: skip
-    """`flow` (after a forward step, a Continue or a Step Out from `previous`) without its breakpoint stops when none of
-    them can be reached on the way (`no_target_ahead`: what is left of the run of every frame, or for Step Out of the
-    top frame, starts no line and no call that can stop on one): the stop is then where the action alone leads. A step
+    """`flow` (after a forward step, a Continue or a Step Out from `previous`) with its breakpoint stops narrowed to the
+    breakpoint lines that can be reached on the way (`no_target_ahead`, asked per line: what is left of the run of every
+    frame, or for Step Out of the top frame, starts no line and no call that can stop on it; a class body's line, run
+    once, is not stopped on again), none when no line can be: the stop is then where the action alone leads. A step
     passes through a part of the line events a Continue from the same stop would, so what no Continue reaches, no step
     does. Unchanged for a run to a line (its line is a target too), inverse actions, or when unsure."""
     if flow.unconstrained or not flow.breakpoint or action not in UNREACHABLE_NARROWED:
         return flow
-    if not no_target_ahead(program, previous, breakpoints, step_out=action is ActionKind.STEP_RETURN):
+    try:
+        analysis = program_flow(program)
+    except FlowUnavailable:
         return flow
-    return replace(flow, breakpoint=[])
+    by_line: dict[int, list[int]] = {}
+    for point in set(breakpoints):
+        by_line.setdefault(_adjust(analysis, point), []).append(point)
+    out = action is ActionKind.STEP_RETURN
+    unreached = {line for line, points in by_line.items() if no_target_ahead(program, previous, points, step_out=out)}
+    if not unreached:
+        return flow
+    shapes = []
+    for shape in flow.breakpoint:
+        if isinstance(shape, AnyStack) and shape.top_lines is not None:
+            if shape.top_lines - unreached:
+                shapes.append(replace(shape, top_lines=shape.top_lines - unreached))
+        else:
+            shapes.append(shape)
+    return replace(flow, breakpoint=shapes)
 
 
 def returned_call(before: State | None, action: ActionKind | None, previous: State) -> str | None:
