@@ -114,7 +114,8 @@ def test_quiet_lines_run_nothing() -> None:
 
 def test_a_silent_line_steps_to_its_own_next_line() -> None:
     assert {line for name, line in silent_lines(QUIET) if name == "f"} == {2, 3, 4, 7, 8}
-    assert not silent_lines("def f(a):\n    b = a\n    return b\nf(1)\n")  # reading a name may raise
+    assert silent_lines("def f(a):\n    b = a\n    return b\nf(1)\n") == {("<module>", 1)}  # reading a name may raise; a plain def reads none
+    assert not silent_lines("def f(a=b):\n    return a\nf(1)\n") and not quiet_lines("@g\ndef f(a):\n    return a\nf(1)\n")
     previous = State(reason=StopReason.STEP, frames=[Frame(name="f", line=2, locals={"rows": "[]"}), Frame(name="<module>", line=11)])
     flow = next_locations(QUIET, previous, Action(kind=ActionKind.STEP_OVER))
     back = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=11)], return_value=ReturnValue(name="f", value="None"))
@@ -147,3 +148,14 @@ def test_every_recorded_step_from_a_quiet_line_keeps_the_whole_stack(seed: int) 
                         assert after[depth].get(key) == value, (source, previous.frames[0].line, key, value, after[depth])
                         checked += 1
     assert checked > 50
+
+
+def test_a_quiet_line_shows_no_return_value_even_where_library_code_could_run() -> None:
+    """The program imports, so a step may show a library function's return value; not after a line that runs no code."""
+    program = "import math\n\n\ndef area(r):\n    return math.pi * r * r\n\n\nprint(area(2.0))\n"
+    previous = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=4)])
+    after = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=8)])
+    constraint = state_constraint(program, previous, action=Action(kind=ActionKind.STEP_OVER))
+    assert constraint.complete(lang.render_state(after, previous).removesuffix(lang.STOP_TOKEN))
+    shown = after.model_copy(update={"return_value": ReturnValue(name="namedtuple", value="1")})
+    assert not constraint.complete(lang.render_state(shown, previous).removesuffix(lang.STOP_TOKEN))

@@ -24,6 +24,7 @@ from model.prompt import language as lang
 from model.static.flow import (INIT_METHODS, AnyStack, Continue, FlowSet, FlowUnavailable, ProgramFlow, Push, ScopeFlow, Shape,
                                program_flow, startable_from)  # fmt: skip
 from model.static.frame_names import calling_names, frame_names as visible_names
+from model.static.line_effects import quiet_lines
 from model.static.return_kinds import local_kinds, return_kinds
 from model.static.value_kinds import kinds_value_regex
 from protocol.debugger import Ending, Frame, State, StopReason, display_key
@@ -315,15 +316,16 @@ def _returners(program: str, old: Sequence[Frame], shape: Shape) -> tuple[str, .
     """The functions whose return value a stop of `shape` may show (None: any the language allows). Back in a caller:
     the frame that was left (`_returned_by`). On in the same frame, in a program that imports nothing (no library code
     written in Python can run): the functions its line can start (`model.static.flow.startable_from`: calls, dunders,
-    properties, functions passed as values, generators it resumes), none when it can start none."""
+    properties, functions passed as values, generators it resumes), none when it can start none; in any program, none
+    after a line that runs no code (`model.static.line_effects.quiet_lines`)."""
     if not isinstance(shape, Continue):
         return None
     if shape.depth < len(old) - 1:
         returned = _returned_by(program, old, shape.depth)
         return None if returned is None else (returned,)
-    if _imports(program):
-        return None
     top = old[-1]
+    if _imports(program):
+        return () if (top.name, top.line) in quiet_lines(program) else None  # a quiet line runs no code: nothing returns
     try:
         started = startable_from(program_flow(program), top.name, top.line)
     except FlowUnavailable:

@@ -182,7 +182,8 @@ def quiet_lines(program: str) -> frozenset[tuple[str, int]]:
     """(code object name, line) of the stops whose step runs nothing but binding names and from which the frame cannot
     return: every statement with a line event there is ``pass``/``break``/``continue``/``global``, an assignment of a
     quiet expression (constants, names and displays of them, ``-1``) to plain names (a display of as many on the right
-    for a tuple target), a ``for`` over a display of constants, or ``while True``. Nothing runs between such a stop and
+    for a tuple target), a ``for`` over a display of constants, ``while True``, or an undecorated ``def`` whose defaults
+    and annotations are quiet expressions. Nothing runs between such a stop and
     the next (reading an unbound name raises, which changes no value either), so no value of the stack can change but
     the names the line binds. Empty for programs `kept_locals` leaves out."""
     return _quiet(program)[0]
@@ -252,6 +253,8 @@ def _header_nodes_of(stmt: ast.stmt) -> list[ast.AST]:
         return [*ast.walk(stmt.target), *ast.walk(stmt.iter)]
     if isinstance(stmt, ast.While):
         return list(ast.walk(stmt.test))
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [n for part in _definition_parts(stmt) for n in ast.walk(part)]
     return list(ast.walk(stmt))
 
 
@@ -266,7 +269,17 @@ def _quiet_statement(stmt: ast.stmt) -> bool:
         return constant_loop(stmt)
     if isinstance(stmt, ast.While):
         return isinstance(stmt.test, ast.Constant) and stmt.test.value is True
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):  # makes a function: its defaults and annotations run
+        return not stmt.decorator_list and all(_quiet_expression(n) for n in _definition_parts(stmt))
     return False
+
+
+def _definition_parts(stmt: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """The expressions a ``def`` statement evaluates: its decorators, defaults and annotations."""
+    args = stmt.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a is not None)]
+    annotations = [a.annotation for a in every if a.annotation is not None] + ([stmt.returns] if stmt.returns is not None else [])
+    return [*stmt.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d is not None), *annotations]
 
 
 def _quiet_target(target: ast.expr, value: ast.expr) -> bool:
