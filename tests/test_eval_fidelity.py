@@ -81,6 +81,27 @@ def test_model_fidelity_counts_every_step(program_dir: Path, tiny_checkpoint: Pa
     sessions.close()
 
 
+def test_free_running_as_the_adapter_runs_coarse_actions_by_fine_steps(program_dir: Path, tiny_checkpoint: Path, tmp_path: Path) -> None:
+    """`--coarse-steps auto --step-tokens N`: the adapter's coarse steps under a token budget (no time limit: reproducible)."""
+    from typer.testing import CliRunner
+
+    from train.eval.cli import app
+
+    runs = []
+    for tag in ("a", "b"):
+        out = tmp_path / tag
+        args = ["fidelity", "--programs", str(program_dir), "--model", str(tiny_checkpoint), "--out", str(out), "--scripts", "1",
+                "--max-steps", "4", "--limit", "1", "--free-running", "--coarse-steps", "auto", "--step-tokens", "64",
+                "--max-state-tokens", "16", "--no-progress"]  # fmt: skip
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        runs.append(json.loads((out / "summary.json").read_text()))
+    assert runs[0]["coarse_steps"] == "auto" and runs[0]["step_tokens"] == 64
+    assert runs[0]["overall"] == runs[1]["overall"]
+    bad = CliRunner().invoke(app, ["fidelity", "--programs", str(program_dir), "--backend", "oracle", "--out", str(tmp_path / "c"), "--coarse-steps", "jump"])
+    assert bad.exit_code != 0 and "--coarse-steps" in bad.output
+
+
 def test_compare_sessions_counts_like_the_adapter() -> None:
     from model.oracle import OracleDebugger
 

@@ -17,8 +17,8 @@ import typer
 
 from model.decoding import Decoding
 from train.eval.cli_options import (
-    CallCandidatesOpt, CandidatesOpt, CheckWeightOpt, CoarseCandidatesOpt, ConstrainedOpt, DecodingOpt, EvidenceWeightOpt, FlowConstraintOpt,
-    ModelOpt, ProgressOpt, ReprCheckOpt, SampleSeedOpt, SeedPerDrawOpt, SoloOpt, StalePenaltyOpt, ThreadsOpt, VllmUrlOpt,
+    CallCandidatesOpt, CandidatesOpt, CheckWeightOpt, CoarseCandidatesOpt, CoarseStepsOpt, ConstrainedOpt, DecodingOpt, EvidenceWeightOpt, FlowConstraintOpt,
+    ModelOpt, ProgressOpt, ReprCheckOpt, SampleSeedOpt, SeedPerDrawOpt, SoloOpt, StalePenaltyOpt, StepTokensOpt, ThreadsOpt, VllmUrlOpt,
 )
 from model.backends.ensemble import load_companions, named_companions
 from model.paths import DEFAULT_CHECKPOINT
@@ -107,6 +107,8 @@ class ModelSessions:
     flow_constraint: bool = True  # narrow each forward stop to static control flow (model.static.flow)
     repr_check: bool = True  # never write an impossible repr (model.decode.repr_check)
     ranking: Ranking = Ranking()  # answers drawn per stop and how they are ranked (model.decode.rerank)
+    coarse_steps: str = "model"  # Continue / Step Out as one jump, or by fine steps (NeuralDebugger.coarse_steps)
+    step_tokens: int | None = None  # tokens one step may decode (model.budget.StepBudget, no time limit); None: unbounded
 
     def __init__(self, model: Path | None, backend: str, *, vllm_url: str | None, max_state_tokens: int,
                  constrained: bool, threads: int | None, sampling: Sampling = Sampling(),
@@ -165,6 +167,7 @@ class ModelSessions:
             from model.oracle import OracleDebugger
 
             return OracleDebugger(program, path, breakpoints=list(breakpoints or []))
+        from model.budget import StepBudget
         from model.session import NeuralDebugger
 
         return NeuralDebugger(SharedBackend(self.backend), self.tokenizer, program, path, breakpoints=list(breakpoints or []),
@@ -172,6 +175,8 @@ class ModelSessions:
                               retry_temperature=None, flow_constraint=self.flow_constraint,
                               repr_check=self.repr_check, candidates=self.ranking.candidates,
                               companions=[SharedBackend(c) for c in self.companions], decoding=self.decoding,
+                              coarse_steps=self.coarse_steps,  # type: ignore[arg-type]
+                              budget=None if self.step_tokens is None else StepBudget(seconds=None, tokens=self.step_tokens),
                               **self.ranking.session_options())  # fmt: skip  (greedy first, retries included)
 
     def set_ranking(self, ranking: Ranking) -> None:
@@ -340,6 +345,8 @@ def fidelity(
     sample_seed: SampleSeedOpt = 0,
     seed_per_draw: SeedPerDrawOpt = True,
     free_running: bool = typer.Option(False, help="the session goes on from its own predictions (as a user sees it), not from the real state"),
+    coarse_steps: CoarseStepsOpt = "model",
+    step_tokens: StepTokensOpt = None,
     threads: ThreadsOpt = 1,
     solo: SoloOpt = False,
     decoding: DecodingOpt = Decoding.FULL,
@@ -357,6 +364,9 @@ def fidelity(
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
                              sampling=sampling, companions=() if solo else None, decoding=decoding)  # fmt: skip
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
+    if coarse_steps not in ("model", "fine", "auto"):
+        raise _fail(f"--coarse-steps must be model, fine or auto, not {coarse_steps!r}")
+    sessions.coarse_steps, sessions.step_tokens = coarse_steps, step_tokens
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
     start = time.perf_counter()
@@ -364,7 +374,7 @@ def fidelity(
     summary = report.summary(backend=backend, model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT),
                              programs=str(programs), seed=seed, scripts=scripts, max_steps=max_steps,
                              constrained=constrained, flow_constraint=flow_constraint, repr_check=repr_check,
-                             free_running=free_running, **ranking.summary_under(decoding), **sampling.summary(), companions=sessions.companion_folders,
+                             free_running=free_running, coarse_steps=coarse_steps, step_tokens=step_tokens, **ranking.summary_under(decoding), **sampling.summary(), companions=sessions.companion_folders,
                              seconds=round(time.perf_counter() - start, 1))  # fmt: skip
     sessions.close()
     write_results(out, summary, report.steps, "steps.jsonl")

@@ -28,3 +28,5 @@ SeedPerDrawOpt = Annotated[bool, typer.Option("--seed-per-draw/--one-generator",
 SoloOpt = Annotated[bool, typer.Option(help="no companion models, whatever the checkpoint's ensemble.json names (model.backends.ensemble)")]
 DecodingOpt = Annotated[Decoding, typer.Option(help=DECODING_HELP)]
 ProgressOpt = Annotated[bool, typer.Option(help="show a progress bar")]
+CoarseStepsOpt = Annotated[str, typer.Option(help="how Continue, Step Out and a run to a breakpoint are predicted: model (one jump), fine (successive fine steps), auto (fine steps while a breakpoint can be reached: the adapter's coarseSteps default)")]
+StepTokensOpt = Annotated[int | None, typer.Option(min=1, help="tokens one step may decode over all its attempts, candidates and fine steps (the adapter's stepTokens, 640; no time limit, so a run is reproducible); default unbounded")]
