@@ -8,7 +8,7 @@ frame's names: only a ``global`` (for the module's frame) or ``nonlocal`` (for a
 function's) declaration lets it. So a name that L does not bind and no function declares
 ``global``/``nonlocal`` keeps its object; if that object is immutable (its repr is an int, float,
 complex, string, bytes, bool or None literal) it keeps its repr too. A mutable value (a list...)
-may change through any alias, and stays free.
+may change through any alias, and stays free, unless no code the step runs can hold it (`model.static.untouched`).
 
 `kept_locals(program, previous)` gives, per frame of the stack (outermost first), the names the
 step may rebind there and the immutable values it must keep, from `model.static.frame_names`' binding
@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from model.static.certain_bindings import certain_bindings, literal_bindings
 from model.static.loop_entry import item_literals, iterates_shown_sequence, next_lines
+from model.static.untouched import untouched
 from protocol.debugger import ActionKind, State, StopReason
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
     quiet = action in QUIET_STEPS and stepping.file is None and (stepping.name, stepping.line) in quiet_lines(program)
     quiet = quiet or (action is ActionKind.STEP_INTO and _enters_first_call(program, previous))
     quiet = quiet or (action in QUIET_STEPS and stepping.file is None and iterates_shown_sequence(program, stepping))
+    reached_not = {} if quiet else untouched(program, previous, action)  # mutable values no code of the step holds
     out: dict[int, KeptLocals] = {}
     for depth, frame in enumerate(reversed(previous.frames)):
         if frame.file is not None or (depth == top and action is ActionKind.STEP_RETURN) or (depth < top and not below_ok):
@@ -93,7 +95,7 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
         names = rebinds.get((frame.name, frame.line))
         if names is None:
             continue
-        kept = {k: v for k, v in frame.locals.items() if k not in names and (quiet or is_immutable_repr(v))}
+        kept = {k: v for k, v in frame.locals.items() if k not in names and (quiet or is_immutable_repr(v) or k in reached_not.get(depth, ()))}
         bound = certain_bindings(program).get((frame.name, frame.line), {}) if depth == top else {}
         required = {n: frozenset(new) for n, names in bound.items() if (new := names - frame.locals.keys())}
         shown_values = frozenset().union(*bound.values())
