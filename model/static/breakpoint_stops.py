@@ -7,16 +7,19 @@ control-flow grammar (`model.static.flow`) allowed both reasons there, and the m
 dev sets: a class body's ``def`` line holding a breakpoint).
 
 `breakpoint_line_events` moves those stops of a step's shapes to the breakpoint stops: a line of the top frame it goes
-on to (not its own line: a line may also come back to itself), a caller's line other than the one waiting on the call
-(that one is a return stop), and a new frame's first line. Nothing is run: the rule reads the source, the stack and
-the breakpoint lines.
+on to, a caller's line other than the one waiting on the call, and a new frame's first line; the top frame's own line
+and a caller's calling line may be reached either way (a comprehension's next item is a line event on its line, a
+return to the calling line is none), so they stay among the step stops and join the breakpoint stops. A Step Into stops at the very next line event, so its
+breakpoint stops are exactly those (the grammar's "any stack with its top on a breakpoint line" is for a Step Over or
+Out, whose calls run whole and may stop on a breakpoint inside them). Nothing is run: the rule reads the source, the
+stack and the breakpoint lines.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
 
-from model.static.flow import Continue, FlowSet, FlowUnavailable, Push, Shape, _adjust, program_flow
+from model.static.flow import AnyStack, Continue, FlowSet, FlowUnavailable, Push, Shape, _adjust, program_flow
 from protocol.debugger import ActionKind, State
 
 STEPS = frozenset({ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN})
@@ -35,7 +38,7 @@ def breakpoint_line_events(flow: FlowSet, program: str, previous: State, action:
         if isinstance(shape, Continue):
             waiting = previous.frames[top - shape.depth].line if shape.depth <= top else None  # its own line, or the calling line
             events = (shape.lines & lines) - {waiting}
-            kept, went = shape.lines - events, events
+            kept, went = shape.lines - events, shape.lines & lines  # its waiting line may be either: a return, a line event
             if kept:
                 step.append(Continue(shape.depth, kept))
             if went:
@@ -47,8 +50,17 @@ def breakpoint_line_events(flow: FlowSet, program: str, previous: State, action:
                 step.append(Push(shape.depth, stay))
             if go:
                 moved.append(Push(shape.depth, go))
+        elif isinstance(shape, AnyStack) and shape.top_lines is not None and action is ActionKind.STEP_INTO:  # split alike
+            if shape.top_lines - lines:
+                step.append(replace(shape, top_lines=shape.top_lines - lines))
+            if shape.top_lines & lines:
+                moved.append(replace(shape, top_lines=shape.top_lines & lines))
         else:
             step.append(shape)
+            if action is ActionKind.STEP_INTO:
+                return flow  # a stop anywhere: unsure which breakpoint stops it may be
+    if action is ActionKind.STEP_INTO:  # it stops at the next line event, whichever: its breakpoint stops are those
+        return replace(flow, step=step, breakpoint=moved)
     if not moved:
         return flow
     return replace(flow, step=step, breakpoint=[*flow.breakpoint, *moved])

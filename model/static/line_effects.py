@@ -33,6 +33,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from model.static.certain_bindings import certain_bindings, literal_bindings
+from model.static.line_nodes import definition_parts, header_nodes
 from model.static.loop_entry import item_literals, iterates_shown_sequence, next_lines
 from model.static.untouched import untouched
 from protocol.debugger import ActionKind, State, StopReason
@@ -239,7 +240,7 @@ def _quiet(program: str) -> tuple[frozenset[tuple[str, int]], frozenset[tuple[st
         for stmt in _statements(body):
             lines = _header_lines(stmt, scope.lines)
             (calm if _quiet_statement(stmt) else loud).update(lines)
-            if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) for n in _header_nodes_of(stmt)):
+            if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) for n in header_nodes(stmt)):
                 reads.update(lines)
         for line in calm - loud:
             if EXIT not in scope.succ.get(line, {EXIT}):
@@ -247,17 +248,6 @@ def _quiet(program: str) -> tuple[frozenset[tuple[str, int]], frozenset[tuple[st
                 if line not in reads:
                     silent.add((scope.name, line))
     return frozenset(quiet), frozenset(silent)
-
-
-def _header_nodes_of(stmt: ast.stmt) -> list[ast.AST]:
-    """The nodes a stop on `stmt`'s line evaluates: a simple statement's, a compound statement's header's."""
-    if isinstance(stmt, ast.For):
-        return [*ast.walk(stmt.target), *ast.walk(stmt.iter)]
-    if isinstance(stmt, ast.While):
-        return list(ast.walk(stmt.test))
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return [n for part in _definition_parts(stmt) for n in ast.walk(part)]
-    return list(ast.walk(stmt))
 
 
 def _quiet_statement(stmt: ast.stmt) -> bool:
@@ -272,16 +262,8 @@ def _quiet_statement(stmt: ast.stmt) -> bool:
     if isinstance(stmt, ast.While):
         return isinstance(stmt.test, ast.Constant) and stmt.test.value is True
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):  # makes a function: its defaults and annotations run
-        return not stmt.decorator_list and all(_quiet_expression(n) for n in _definition_parts(stmt))
+        return not stmt.decorator_list and all(_quiet_expression(n) for n in definition_parts(stmt))
     return False
-
-
-def _definition_parts(stmt: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
-    """The expressions a ``def`` statement evaluates: its decorators, defaults and annotations."""
-    args = stmt.args
-    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a is not None)]
-    annotations = [a.annotation for a in every if a.annotation is not None] + ([stmt.returns] if stmt.returns is not None else [])
-    return [*stmt.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d is not None), *annotations]
 
 
 def _quiet_target(target: ast.expr, value: ast.expr) -> bool:

@@ -28,6 +28,7 @@ import ast
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
+from model.static.line_nodes import header_nodes
 from protocol.debugger import ActionKind, State
 
 STEPS = frozenset({ActionKind.STEP_INTO, ActionKind.STEP_OVER})
@@ -155,9 +156,7 @@ def _runs_no_program_code(flow, scope, line: int) -> bool:  # noqa: ANN001 - mod
 def _names(stmt: ast.stmt) -> Iterator[tuple[str, bool]]:
     """(name, whether its value is read) for every name the statement's line evaluates, binds or deletes (a compound
     statement: its header); an augmented assignment reads its target."""
-    from model.static.line_effects import _header_nodes_of
-
-    nodes = _header_nodes_of(stmt)
+    nodes = header_nodes(stmt)
     augmented = {id(n.target) for n in nodes if isinstance(n, ast.AugAssign)}
     for node in nodes:
         if isinstance(node, ast.Name):
