@@ -292,8 +292,9 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
         if stacks:
             raised = EXCEPTION_TAIL_RE if token == lang.REASON_EXCEPTION else ""  # exception info only at an exception stop
             running.append(re.escape(token) + alt(stacks) + raised)
-    endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]]
-    running.append(alt(re.escape(t) for t in endings) + "(?:-?[0-9]{1,9})?" + EXCEPTION_TAIL_RE)
+    endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]] if flow.limit_end else []
+    if endings or not running:
+        running.append(alt(re.escape(t) for t in endings or [lang.ENDING_TOKENS[Ending.NEVER]]) + "(?:-?[0-9]{1,9})?" + EXCEPTION_TAIL_RE)
     return alt(running) + f"(?:{re.escape(lang.STDOUT)}{lang.JSON_STRING_RE})?" + (re.escape(lang.STATE_END) if include_end else "")
 
 

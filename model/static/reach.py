@@ -215,11 +215,12 @@ def back_on_calling_line(previous: State, state: State) -> bool:
 
 def entering(flow: FlowSet, depth: int) -> FlowSet:
     """`flow` (after Step Into from a stack of `depth` frames) narrowed to the stops that enter a call of the top
-    frame's line: its new-frame step shapes, breakpoints and exceptions; unchanged when it has no such shape."""
+    frame's line: its new-frame step shapes, breakpoints and exceptions (not the end of the run at a limit: the
+    session's own fine step); unchanged when it has no such shape."""
     pushes = [s for s in flow.step if isinstance(s, Push) and s.depth == depth]
     if flow.unconstrained or not pushes:
         return flow
-    return replace(flow, step=pushes, exit=False, returned=frozenset())
+    return replace(flow, step=pushes, exit=False, returned=frozenset(), limit_end=False)
 
 
 def without_unreachable_breakpoints(flow: FlowSet, program: str, previous: State, action: ActionKind,
