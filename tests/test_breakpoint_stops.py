@@ -42,13 +42,15 @@ def test_a_step_onto_a_breakpoint_line_stops_as_a_breakpoint() -> None:
     flow = next_locations(PROGRAM, previous, Action(kind=OVER), BREAKPOINTS)
     moved = breakpoint_line_events(flow, PROGRAM, previous, OVER, BREAKPOINTS)
     there = State(reason=StopReason.BREAKPOINT, frames=[Frame(name="Student", line=2), Frame(name="<module>", line=1)])
-    assert moved.allows(previous, there)
-    assert flow.allows(previous, there.model_copy(update={"reason": StopReason.STEP}))
-    assert not moved.allows(previous, there.model_copy(update={"reason": StopReason.STEP}))
+    assert moved.allows(previous, there) and moved.allows(previous, there.model_copy(update={"reason": StopReason.STEP}))
     constraint = state_constraint(PROGRAM, previous, action=Action(kind=OVER), breakpoints=BREAKPOINTS)
-    text = lang.render_state(there, previous).removesuffix(lang.STOP_TOKEN)
-    assert constraint.complete(text)
-    assert not constraint.complete(lang.render_state(there.model_copy(update={"reason": StopReason.STEP}), previous).removesuffix(lang.STOP_TOKEN))
+    assert constraint.complete(lang.render_state(there, previous).removesuffix(lang.STOP_TOKEN))
+    # a Step Into's breakpoint stops are its own line events there: no deeper stack, no other line
+    into = breakpoint_line_events(next_locations(PROGRAM, previous, Action(kind=ActionKind.STEP_INTO), BREAKPOINTS), PROGRAM, previous,
+                                  ActionKind.STEP_INTO, BREAKPOINTS)  # fmt: skip
+    assert into.allows(previous, there)
+    elsewhere = State(reason=StopReason.BREAKPOINT, frames=[Frame(name="__init__", line=6), Frame(name="main", line=10), Frame(name="<module>", line=14)])
+    assert not into.allows(previous, elsewhere) and flow.allows(previous, elsewhere)
     assert breakpoint_line_events(flow, PROGRAM, previous, ActionKind.CONTINUE, BREAKPOINTS) is flow
     assert breakpoint_line_events(flow, PROGRAM, previous, OVER, []) is flow
 
