@@ -267,11 +267,16 @@ def _facts(program: str, tree: ast.Module) -> _Facts:
 def _plain_class(node: ast.ClassDef, new_defined: bool) -> bool:
     """Whether calling the class certainly gives an instance (shown as an object): no ``__new__`` in the program,
     not a metaclass, none named, no decorator but ``dataclass`` / ``total_ordering`` (which return the class)."""
-    decorators = {d.func if isinstance(d, ast.Call) else d for d in node.decorator_list}
-    names = {d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", None) for d in decorators}
     bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases}
     metaclass = any(b == "type" or b.endswith("Meta") for b in bases)  # calling a metaclass makes a class: hidden
-    return not new_defined and not node.keywords and not metaclass and names <= PLAIN_DECORATORS
+    return not new_defined and not node.keywords and not metaclass and decorators_return_the_class(node)
+
+
+def decorators_return_the_class(node: ast.ClassDef) -> bool:
+    """Whether every decorator of the class gives back the class it decorates (`PLAIN_DECORATORS`, called or not)."""
+    decorators = {d.func if isinstance(d, ast.Call) else d for d in node.decorator_list}
+    names = {d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", None) for d in decorators}
+    return names <= PLAIN_DECORATORS
 
 
 def _declared(body: list[ast.stmt]) -> frozenset[str]:

@@ -32,6 +32,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from functools import lru_cache
 
+from model.static.certain_bindings import decorators_return_the_class
+
 _DYNAMIC_GLOBALS = frozenset({"exec", "eval", "globals", "vars", "setattr", "delattr", "__import__", "__dict__", "__main__",
                               "modules", "locals", "__builtins__"})  # fmt: skip
 # Standard library modules whose names `from m import x` binds are judged by their value (a class, a routine: hidden):
@@ -213,7 +215,8 @@ def _bound_lines(scope, sites: list[tuple[str, ast.AST]]) -> dict[str, set[int]]
 
 def _hidden_only(sites: list[tuple[str, ast.AST]]) -> set[str]:
     """The names every site binds to a value the recorder hides (`tracegen.child_runner.hidden_local`): an undecorated
-    ``def``, a ``class`` undecorated or a dataclass (a ``_``-name's class may have a metaclass, then shown), ``import m``, or
+    ``def``, a ``class`` undecorated or decorated only by what gives it back (`certain_bindings.PLAIN_DECORATORS`: a
+    ``_``-name's class may have a metaclass, then shown), ``import m``, or
     ``from m import x`` of a routine, class or module of one of the standard library's modules in `HIDDEN_IMPORTS`."""
     hidden: dict[str, bool] = {}
     for name, stmt in sites:
@@ -225,19 +228,12 @@ def _binds_hidden(name: str, stmt: ast.AST) -> bool:
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return stmt.name == name and not stmt.decorator_list
     if isinstance(stmt, ast.ClassDef):  # ``@dataclass`` gives back the class it decorates
-        return stmt.name == name and all(_dataclass_decorator(d) for d in stmt.decorator_list) and not name.startswith("_")
+        return stmt.name == name and decorators_return_the_class(stmt) and not name.startswith("_")
     if isinstance(stmt, ast.Import):
         return True
     if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module in HIDDEN_IMPORTS:
         return any((a.asname or a.name) == name and _imported_hidden(stmt.module, a.name, name) for a in stmt.names)
     return False
-
-
-def _dataclass_decorator(node: ast.expr) -> bool:
-    """``@dataclass``, ``@dataclass(...)``, ``@dataclasses.dataclass`` and the like."""
-    target = node.func if isinstance(node, ast.Call) else node
-    return (isinstance(target, ast.Name) and target.id == "dataclass") or (
-        isinstance(target, ast.Attribute) and target.attr == "dataclass" and isinstance(target.value, ast.Name) and target.value.id == "dataclasses")
 
 
 @lru_cache(maxsize=1024)

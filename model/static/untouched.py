@@ -94,8 +94,10 @@ def _apart(text: str, held: Iterable[str]) -> bool:
     return all(text not in other and other not in text for other in held)
 
 
+@lru_cache(maxsize=4096)
 def _literal(text: str) -> tuple[bool, object]:
-    """(True, the value) for a repr that is a literal with nothing cut short, else (False, None)."""
+    """(True, the value) for a repr that is a literal with nothing cut short, else (False, None). Cached: a stop's values
+    come back at every step (the value is only read)."""
     if len(text) > 10_000 or "..." in text:
         return False, None
     try:
