@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import typer
 
@@ -364,8 +364,10 @@ def fidelity(
     sessions = ModelSessions(model, backend, vllm_url=vllm_url, max_state_tokens=max_state_tokens, constrained=constrained, threads=threads,
                              sampling=sampling, companions=() if solo else None, decoding=decoding)  # fmt: skip
     sessions.flow_constraint, sessions.repr_check = flow_constraint, repr_check
-    if coarse_steps not in ("model", "fine", "auto"):
-        raise _fail(f"--coarse-steps must be model, fine or auto, not {coarse_steps!r}")
+    from model.session import CoarseSteps
+
+    if coarse_steps not in get_args(CoarseSteps):
+        raise _fail(f"--coarse-steps must be one of {', '.join(get_args(CoarseSteps))}, not {coarse_steps!r}")
     sessions.coarse_steps, sessions.step_tokens = coarse_steps, step_tokens
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
