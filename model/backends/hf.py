@@ -22,12 +22,14 @@ from typing import Any
 from model.backends.base import BackendError, Constraint, Generation
 from model.backends.compact_llama import CompactLlama
 from model.backends.draws import DrawCounter
+from model.backends.lookup import LookupDrafter
 from model.backends.whole_numbers import NumberChoice, best_number
 from model.decode.cut_values import repeating_tail
 from model.prompt.value_chars import keeps_value_chars, value_chars_enabled
 
 _REJECTIONS_BEFORE_SCAN = 16
 _CHECKS_BEFORE_FILTER = 4  # greedy: tokens checked in order before the rest are filtered by their first byte
+LOOKAHEAD = 8  # tokens drafted per model call by looking them up in the prompt (`model.backends.lookup`; docs/speed.md)
 MAX_BACKTRACKS = 4  # choices a constrained generation may take back out of dead ends before it gives up
 
 # A line number follows this token; greedy decoding picks the whole number at once (whole_numbers.py).
@@ -126,6 +128,9 @@ class HFBackend:
     number as a whole, by its total probability (`whole_numbers.best_number`), not digit by digit.
     compact: on the CPU, run a plain Llama checkpoint through `compact_llama.CompactLlama` (the same function
     without transformers' per-call overhead); False, or a checkpoint it does not support, runs transformers' model.
+    lookahead: tokens drafted per model call by looking them up in the prompt and answer so far (`model.backends.lookup`):
+    each call runs the chosen token and the draft, and a drafted token is kept only where the decoding chooses it, so
+    the answer is the same (to float rounding) in fewer calls; 0 runs one token a call.
     """
 
     def __init__(
@@ -140,6 +145,7 @@ class HFBackend:
         whole_numbers: bool = True,
         seed_per_draw: bool = True,
         compact: bool = True,
+        lookahead: int = LOOKAHEAD,
     ) -> None:
         folder = Path(folder)
         if not (folder / "config.json").is_file():
@@ -163,6 +169,7 @@ class HFBackend:
         self._digit_ids = {chr(b[0]): i for i, b in enumerate(self._table) if b is not None and len(b) == 1 and b.isdigit()}
         self._continue_ids = [i for i, b in enumerate(self._table) if b and b[:1].isdigit()]
         self.whole_numbers = whole_numbers
+        self.lookahead = max(0, int(lookahead))  # tokens drafted per model call (`model.backends.lookup`); 0: one token a call
         # a value-chars model (model.prompt.value_chars): under a constraint, string contents are generated one character per token
         self.value_chars = value_chars_enabled(self.tokenizer)
         self.threads = threads if device == "cpu" else None
@@ -228,7 +235,9 @@ class HFBackend:
         """The decoding loop. Under a constraint whose Python-side checks refuse every token at some point (a dead end the
         regex alone does not see), the loop backs up: the last choice is taken back and banned there, up to
         `MAX_BACKTRACKS` times, before it gives up ("error"). Past `deadline` (time.monotonic()) it stops ("deadline");
-        with `stop_repeats`, as soon as the text ends in a long repetition inside one value (`repeating_tail`: "repeat")."""
+        with `stop_repeats`, as soon as the text ends in a long repetition inside one value (`repeating_tail`: "repeat").
+        Each model call runs the chosen token with up to `lookahead` drafted ones (`model.backends.lookup`); a drafted
+        token is kept only where the decoding rule chooses it from the row before, so the answer is the same."""
         with self._torch.inference_mode():
             logits, prefilled = self._prefill(prompt_ids)
             base = len(prompt_ids)
@@ -242,17 +251,22 @@ class HFBackend:
             choices: list[tuple[int, Any, set[int]]] = []
             banned: set[int] = set()
             backtracks = 0
+            drafter = LookupDrafter(prompt_ids) if self.lookahead else None
+            drafted: list[tuple[int, Any]] = []  # tokens in the cache beyond `ids`, each with the logits after it
             while len(ids) < max_tokens:
                 if deadline is not None and time.monotonic() > deadline:
                     finish = "deadline"
                     break
                 if number_next and not banned:
                     number_next = False
+                    drafted = self._drop_drafted(drafted, base + len(ids))
                     choice = self._best_number(logits, constraint, data, max_tokens - len(ids))
                     if choice is not None:
                         digit_ids = [self._digit_ids[c] for c in choice.digits]
                         choices.append((len(ids), logits, {digit_ids[0]}))
                         ids.extend(digit_ids)
+                        if drafter is not None:
+                            drafter.extend(digit_ids)
                         logprobs.extend(choice.logprobs)
                         data += choice.digits.encode()
                         if len(ids) < max_tokens:
@@ -268,7 +282,10 @@ class HFBackend:
                     banned = banned | {ids[at]}
                     del ids[at:], logprobs[at:]
                     data = b"".join(self._table[t] or b"" for t in ids)
+                    drafted = []
                     self._rewind(base + at)
+                    if drafter is not None:
+                        drafter.truncate(base + at)
                     number_next = False
                     continue
                 logprobs.append(float(self._torch.log_softmax(logits.float(), dim=-1)[token]))
@@ -278,12 +295,17 @@ class HFBackend:
                 choices.append((len(ids), logits, banned))
                 banned = set()
                 ids.append(token)
+                if drafter is not None:
+                    drafter.extend([token])
                 data += self._table[token] or b""
                 if stop_repeats and repeating_tail(data):
                     finish = "repeat"
                     break
-                if len(ids) < max_tokens:
-                    logits = self._forward([token])
+                if drafted and drafted[0][0] == token:  # the drafted token was chosen: its row is already computed
+                    logits, drafted = drafted[0][1], drafted[1:]
+                elif len(ids) < max_tokens:
+                    drafted = self._drop_drafted(drafted, base + len(ids) - 1)
+                    logits, drafted = self._forward_drafting(token, drafter, max_tokens - len(ids))
                 number_next = whole and token in self._number_after
         text = self.tokenizer.decode(ids, skip_special_tokens=False) if ids else ""
         return Generation(
@@ -363,6 +385,22 @@ class HFBackend:
         logits = self._runner.run(ids, keep)
         self._cached_ids.extend(ids)
         return logits
+
+    def _forward_drafting(self, token: int, drafter: LookupDrafter | None, room: int) -> tuple[Any, list[tuple[int, Any]]]:
+        """Run `token` and the tokens `drafter` proposes after it (at most `room` and `lookahead`, within the context) in
+        one call: the logits after `token`, and each drafted token with the logits after it."""
+        limit = min(self.lookahead, room, self.max_model_len - len(self._cached_ids) - 1) if drafter is not None else 0
+        draft = drafter.propose(limit) if limit > 0 else []
+        if not draft:
+            return self._forward([token]), []
+        rows = self._run([token, *draft], keep=0).float()
+        return rows[0], list(zip(draft, rows[1:]))
+
+    def _drop_drafted(self, drafted: list[tuple[int, Any]], length: int) -> list[tuple[int, Any]]:
+        """Take drafted tokens that were not chosen out of the cache (it then holds `length` positions)."""
+        if drafted:
+            self._rewind(length)
+        return []
 
     def _best_number(self, logits: Any, constraint: Constraint, data: bytes, budget: int) -> NumberChoice | None:
         """The most probable whole number after `data` (see `whole_numbers.best_number`); the cache is left at `data`."""
