@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from model.prompt import language as lang
 from model.decode.repr_check import CheckedConstraint, repr_problem, values_problem
+from model.decode.repr_grammar import ReprChecker
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,6 +47,27 @@ def test_no_real_builtin_repr_is_flagged(value: object) -> None:
     text = repr(value)
     assert repr_problem(text) is None
     assert all(repr_problem(text[:cut], partial=True) is None for cut in range(len(text)))
+
+
+_broken = st.sampled_from(list("[](){},:'\" -.0123456789eja<>\\=") + [", ", ": ", "...", "None", "x"])
+
+
+@given(st.lists(_values, min_size=1, max_size=3), st.lists(st.tuples(st.integers(0, 200), _broken), max_size=3), st.randoms())
+def test_the_remembering_checker_answers_as_the_grammar_does(values: list[object], edits: list[tuple[int, str]], rng: random.Random) -> None:
+    """Texts that grow a token at a time (reprs, some broken by an edit), asked in order and again out of order, whole and
+    as starts: `ReprChecker` (which reads only what a text adds to a start it accepted) says what `grammar_problem` says."""
+    texts = []
+    for value in values:
+        text = repr(value)
+        for at, piece in edits:
+            text = text[: at % (len(text) + 1)] + piece + text[at % (len(text) + 1):]
+        texts.append(text)
+    checker = ReprChecker(size=16)  # small: forgetting is exercised too
+    asked = [(text[:cut], True) for text in texts for cut in range(0, len(text) + 1, rng.choice([1, 2, 3]))]
+    asked += [(text, False) for text in texts]
+    asked += rng.sample(asked, len(asked))
+    for text, partial in asked:
+        assert checker.problem(text, partial=partial) == repr_problem(text, partial=partial), (text, partial)
 
 
 def test_no_recorded_state_is_flagged() -> None:

@@ -19,7 +19,7 @@ import re
 
 from model.prompt import language as lang
 from model.prompt.state_values import value_strings
-from model.decode.repr_grammar import grammar_problem
+from model.decode.repr_grammar import ReprChecker, grammar_problem
 
 
 def repr_problem(text: str, *, partial: bool = False) -> str | None:
@@ -38,14 +38,16 @@ def _decode(body: str) -> str | None:
         return None
 
 
-def values_problem(state_text: str, *, partial: bool = False) -> str | None:
-    """The first impossible value among a state text's locals and return value (partial: the last may be unfinished)."""
+def values_problem(state_text: str, *, partial: bool = False, checker: ReprChecker | None = None) -> str | None:
+    """The first impossible value among a state text's locals and return value (partial: the last may be unfinished).
+    `checker`: one that remembers the values it read (a decoder's step asks about texts that grow)."""
+    judge = checker.problem if checker is not None else repr_problem
     for value in value_strings(state_text, partial=partial):
         start, end = value.body
         text = _decode(state_text[start:end])
         if text is None:
             continue
-        problem = repr_problem(text, partial=partial and not value.closed)
+        problem = judge(text, partial=partial and not value.closed)
         if problem:
             return problem
     return None
@@ -58,14 +60,15 @@ class CheckedConstraint:
         self.inner = inner
         self.regex = inner.regex
         self.judged = "__repr__" not in program
+        self._checker = ReprChecker()  # the step's values, read once as they grow
 
     def allows(self, text: str) -> bool:
         if not self.inner.allows(text):
             return False
-        return not self.judged or _last_value_ok(text)
+        return not self.judged or _last_value_ok(text, self._checker)
 
     def complete(self, text: str) -> bool:
-        return self.inner.complete(text) and (not self.judged or values_problem(text) is None)
+        return self.inner.complete(text) and (not self.judged or values_problem(text, checker=self._checker) is None)
 
     def next_bytes(self, text: str) -> frozenset[int] | None:
         return self.inner.next_bytes(text)  # the check only narrows what the regex allows
@@ -74,7 +77,7 @@ class CheckedConstraint:
         return f"CheckedConstraint({self.inner!r})"
 
 
-def _last_value_ok(text: str) -> bool:
+def _last_value_ok(text: str, checker: ReprChecker | None = None) -> bool:
     """Only the last string can have changed since the previous prefix was allowed."""
     quote = text.rfind('"')
     if quote < 0:
@@ -82,4 +85,4 @@ def _last_value_ok(text: str) -> bool:
     cut = text.rfind(lang.FRAME_SEP[:2], 0, quote)  # from the last special token before it: a small tail
     head = max(cut, 0)
     # the string boundaries need the text from a point outside any string: special tokens never sit in one
-    return values_problem(text[head:], partial=True) is None
+    return values_problem(text[head:], partial=True, checker=checker) is None

@@ -11,7 +11,8 @@ angle-bracket descriptions taken as opaque text (``<class 'int'>``, ``<function 
 the start of one), or None. It also refuses a dict or set literal with the same key twice (a
 builtin's repr is canonical: the same key is the same text). A repr holding ``...`` (debugpy's cut
 of a long value, or a recursive container) is not judged. One left-to-right pass, no backtracking,
-so a constrained decoder can ask it after every token (`model.decode.repr_check`).
+so a constrained decoder can ask it after every token (`model.decode.repr_check`); `ReprChecker` asks it
+of texts that grow a token at a time, reading only what each adds.
 """
 from __future__ import annotations
 
@@ -59,9 +60,17 @@ class _Scanner:
         self.depth = 0  # "<" nesting inside an opaque description
         self.opaque_quote = ""
 
-    def run(self) -> None:
-        for i, char in enumerate(self.text):
-            self.feed(i, char)
+    def run(self, start: int = 0) -> None:
+        for i in range(start, len(self.text)):
+            self.feed(i, self.text[i])
+
+    def resumed(self, text: str) -> "_Scanner":
+        """A copy of this scanner for `text`, which extends the text it has read (feed it from `len(self.text)`)."""
+        copy = _Scanner.__new__(_Scanner)
+        copy.__dict__.update(self.__dict__)
+        copy.text = text
+        copy.stack = [_Box(b.opener, b.start, set(b.keys), b.kind, b.in_value, b.items, b.comma, b.complex) for b in self.stack]
+        return copy
 
     def feed(self, i: int, char: str) -> None:
         handler = getattr(self, f"_{self.mode}")
@@ -273,3 +282,49 @@ def grammar_problem(text: str, *, partial: bool = False) -> str | None:
     except _Refused as exc:
         return str(exc)
     return None if partial else scanner.end_problem()
+
+
+class ReprChecker:
+    """`grammar_problem` for a decoder's values, which grow a few characters at a time: it keeps the scanner after each
+    start it accepted (up to `size`) and reads only the characters a text adds to the longest of them it extends, and it
+    remembers the answers about whole values. The same answers as `grammar_problem`, without reading every value again
+    at every token."""
+
+    LOOKBACK = 32  # characters a text may add to a remembered start (a token's worth, with room)
+
+    def __init__(self, size: int = 512) -> None:
+        self.size = size
+        self._starts: dict[str, _Scanner] = {}  # accepted starts -> the scanner after them
+        self._whole: dict[str, str | None] = {}  # whole values -> their problem
+
+    def problem(self, text: str, *, partial: bool = False) -> str | None:
+        if "..." in text:
+            return None
+        if not partial:
+            if text not in self._whole:
+                self._whole[text] = self._scan(text, partial=False)
+                if len(self._whole) > self.size:
+                    self._whole.clear()
+            return self._whole[text]
+        return self._scan(text, partial=True)
+
+    def _scan(self, text: str, *, partial: bool) -> str | None:
+        if not partial and not text.strip():
+            return "an empty value"
+        scanner, start = self._resume(text)
+        try:
+            scanner.run(start)
+        except _Refused as exc:
+            return str(exc)
+        if len(self._starts) >= self.size:
+            self._starts.clear()
+        self._starts[text] = scanner
+        return None if partial else scanner.end_problem()
+
+    def _resume(self, text: str) -> tuple[_Scanner, int]:
+        """A scanner for `text` with the longest remembered start of it already read, and where to go on reading."""
+        for length in range(len(text), max(-1, len(text) - self.LOOKBACK - 1), -1):
+            known = self._starts.get(text[:length])
+            if known is not None:
+                return known.resumed(text), length
+        return _Scanner(text), 0
