@@ -62,12 +62,13 @@ def test_the_remembering_checker_answers_as_the_grammar_does(values: list[object
         for at, piece in edits:
             text = text[: at % (len(text) + 1)] + piece + text[at % (len(text) + 1):]
         texts.append(text)
-    checker = ReprChecker(size=16)  # small: forgetting is exercised too
     asked = [(text[:cut], True) for text in texts for cut in range(0, len(text) + 1, rng.choice([1, 2, 3]))]
-    asked += [(text, False) for text in texts]
+    asked += [(text[:cut], False) for text in texts for cut in range(len(text) + 1)]
     asked += rng.sample(asked, len(asked))
-    for text, partial in asked:
-        assert checker.problem(text, partial=partial) == repr_problem(text, partial=partial), (text, partial)
+    for size in (1, 2, 16, 512):  # small ones forget often
+        checker = ReprChecker(size=size)
+        for text, partial in asked:
+            assert checker.problem(text, partial=partial) == repr_problem(text, partial=partial), (text, partial, size)
 
 
 def test_no_recorded_state_is_flagged() -> None:

@@ -301,11 +301,12 @@ class ReprChecker:
         if "..." in text:
             return None
         if not partial:
-            if text not in self._whole:
-                self._whole[text] = self._scan(text, partial=False)
-                if len(self._whole) > self.size:
-                    self._whole.clear()
-            return self._whole[text]
+            if text in self._whole:
+                return self._whole[text]
+            if len(self._whole) >= self.size:
+                self._whole.clear()
+            problem = self._whole[text] = self._scan(text, partial=False)
+            return problem
         return self._scan(text, partial=True)
 
     def _scan(self, text: str, *, partial: bool) -> str | None:
