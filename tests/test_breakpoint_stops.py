@@ -55,6 +55,22 @@ def test_a_step_onto_a_breakpoint_line_stops_as_a_breakpoint() -> None:
     assert breakpoint_line_events(flow, PROGRAM, previous, OVER, []) is flow
 
 
+def test_a_step_over_a_line_that_runs_nothing_stops_at_its_next_line_event() -> None:
+    """`results = {}` runs no call: a Step Over from it stops on the next line as a Step Into would, so no breakpoint
+    stop elsewhere (examples/loops.py's shape: the shipped model wrote a breakpoint there and the step did not move)."""
+    program = "def f(n):\n    return n + 1\n\n\nresults = {}\nfor start in range(3):\n    results[start] = f(start)\nlast = max(results)\n"
+    previous = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=5)])
+    flow = next_locations(program, previous, Action(kind=OVER), [2, 8])
+    moved = breakpoint_line_events(flow, program, previous, OVER, [2, 8])
+    elsewhere = [State(reason=StopReason.BREAKPOINT, frames=[Frame(name="f", line=2), Frame(name="<module>", line=7)]),
+                 State(reason=StopReason.BREAKPOINT, frames=[Frame(name="<module>", line=8)])]
+    assert any(flow.allows(previous, s) for s in elsewhere) and not any(moved.allows(previous, s) for s in elsewhere)
+    assert moved.allows(previous, State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=6)]))
+    calling = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=7)])  # runs f: a breakpoint in it stops the Step Over
+    inside = State(reason=StopReason.BREAKPOINT, frames=[Frame(name="f", line=2), Frame(name="<module>", line=7)])
+    assert breakpoint_line_events(next_locations(program, calling, Action(kind=OVER), [2, 8]), program, calling, OVER, [2, 8]).allows(calling, inside)
+
+
 def test_a_class_body_line_is_not_stopped_on_again() -> None:
     previous = State(reason=StopReason.BREAKPOINT, frames=[Frame(name="Student", line=2), Frame(name="<module>", line=1)])
     flow = next_locations(PROGRAM, previous, Action(kind=ActionKind.CONTINUE), BREAKPOINTS)

@@ -12,8 +12,11 @@ not take them from the step stops: the reason is the state's first token, and th
 Continue arrived 2 times in 11 instead of 7, its fine steps skipping `fib`'s loop). A Step Into stops at the very next
 line event, so its breakpoint stops are exactly those (the grammar's "any stack with its top on a breakpoint line" is
 for a Step Over or Out, whose calls run whole and may stop on a breakpoint inside them; that shape had let the shipped
-model run into a repetition on the DebugClient Continue scenario). Nothing is run: the rule reads the source, the
-stack and the breakpoint lines.
+model run into a repetition on the DebugClient Continue scenario). A Step Over from a line that runs nothing and
+cannot leave its frame (`model.static.line_effects.quiet_lines`: ``results = {}``) has no call to run whole: it stops at
+the very next line event too, so its breakpoint stops are those as well (the shipped model wrote ``breakpoint`` on
+`examples/loops.py`'s ``results = {}``, then names no frame there has, and the step did not move). Nothing is run: the
+rule reads the source, the stack and the breakpoint lines.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ def breakpoint_line_events(flow: FlowSet, program: str, previous: State, action:
     lines = _breakpoint_lines(program, breakpoints)
     if flow.unconstrained or action not in STEPS or not lines or not previous.frames:
         return flow
+    next_event = action is ActionKind.STEP_INTO or (action is ActionKind.STEP_OVER and _runs_nothing(program, previous))
     moved: list[Shape] = []
     for shape in flow.step:
         if isinstance(shape, Continue):
@@ -47,13 +51,21 @@ def breakpoint_line_events(flow: FlowSet, program: str, previous: State, action:
         elif isinstance(shape, AnyStack) and shape.top_lines is not None:
             if shape.top_lines & lines:
                 moved.append(replace(shape, top_lines=shape.top_lines & lines))
-        elif action is ActionKind.STEP_INTO:
+        elif next_event:
             return flow  # a stop anywhere: unsure which breakpoint stops it may be
-    if action is ActionKind.STEP_INTO:  # it stops at the next line event, whichever: its breakpoint stops are those
+    if next_event:  # it stops at the next line event, whichever: its breakpoint stops are those
         return replace(flow, breakpoint=moved)
     if not moved:
         return flow
     return replace(flow, breakpoint=[*flow.breakpoint, *moved])
+
+
+def _runs_nothing(program: str, previous: State) -> bool:
+    """Whether the top frame stops on one of the program's `quiet_lines`: its step runs no call and stays in the frame."""
+    from model.static.line_effects import quiet_lines
+
+    top = previous.frames[0]
+    return top.file is None and (top.name, top.line) in quiet_lines(program)
 
 
 def _breakpoint_lines(program: str, breakpoints: Iterable[int]) -> frozenset[int]:
