@@ -5,7 +5,7 @@ from model.decode.constraints import state_constraint
 from model.prompt import language as lang
 from model.static.flow import next_locations
 from model.static.line_effects import kept_locals
-from model.static.loop_entry import entering_loop, item_literals, loop_position
+from model.static.loop_entry import entering_loop, item_literals, iterates_shown_sequence, loop_position, shown_targets
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 from tests.recorded import recorded_programs, recorded_steps
 
@@ -84,6 +84,48 @@ def test_the_first_run_over_a_shown_sequence() -> None:
     assert item_literals(program, Frame(name="run", line=3, locals={"items": "{'a': 1}"})) == {"it": "'a'"}  # a dict's keys
     subclass = program + "class L(list):\n    pass\n"
     assert loop_position(subclass, first.frames[0]) is None
+
+
+def test_a_builtin_iterating_shown_values_runs_nothing_and_shows_its_targets() -> None:
+    """``for i, n in enumerate(names)`` over a shown list: the step keeps every value (no code of the program runs) and,
+    into the body, shows both targets (an int and an element of a shown literal)."""
+    program = "names = ['ann', 'bob']\nlines = []\nfor i, n in enumerate(names):\n    lines.append(n)\nfor k in range(count):\n    pass\n"
+    header = Frame(name="<module>", line=3, locals={"names": "['ann', 'bob']", "lines": "[]"})
+    assert iterates_shown_sequence(program, header)
+    assert shown_targets(program, header) == (frozenset({"i", "n"}), frozenset({4}))
+    kept = kept_locals(program, State(reason=StopReason.STEP, frames=[header]), OVER)[0]
+    assert kept.kept == {"names": "['ann', 'bob']", "lines": "[]"} and kept.required[4] == {"i", "n"}
+    assert iterates_shown_sequence(program, Frame(name="<module>", line=5, locals={"count": "3"}))
+    for frame in (Frame(name="<module>", line=3, locals={"lines": "[]"}),  # names not shown
+                  Frame(name="<module>", line=3, locals={"names": "<object at 0x?>"}),
+                  Frame(name="<module>", line=5, locals={"count": "2.5"})):
+        assert not iterates_shown_sequence(program, frame) and shown_targets(program, frame) == (frozenset(), frozenset())
+    rebound = "def enumerate(xs):\n    return [(0, xs)]\n\n" + program
+    assert not iterates_shown_sequence(rebound, header.model_copy(update={"line": 6}))
+    keyed = program.replace("enumerate(names)", "sorted(names, key=len)")
+    assert not iterates_shown_sequence(keyed, header)
+
+
+def test_every_recorded_step_from_a_builtin_loop_header_keeps_its_values() -> None:
+    """Recorded walks over loops of enumerate / zip / range / sorted / reversed: a step from such a header changes no
+    value but the targets', and into the body shows every target."""
+    sources = ["xs = [3, 1, 2]\nys = 'abc'\nout = []\nfor i, x in enumerate(xs, start=1):\n    out.append(i * x)\nfor a, b in zip(xs, ys):\n    out.append(b)\n"
+               "for v in sorted(xs):\n    out.append(v)\nfor c in reversed(ys):\n    out.append(c)\nn = len(out)\nfor k in range(n):\n    out[k] = 0\n",
+               *(source for source, _ in recorded_programs(30, 12))]  # fmt: skip
+    checked = 0
+    for step in recorded_steps(sources, (INTO, OVER), 200):
+        top = step.previous.frames[0] if step.previous.frames else None
+        if top is None or step.state.finished or not iterates_shown_sequence(step.source, top):
+            continue
+        targets, body = shown_targets(step.source, top)
+        after = step.state.frames[-len(step.previous.frames)] if len(step.state.frames) >= len(step.previous.frames) else None
+        if after is None or after.name != top.name:
+            continue
+        assert all(after.locals.get(k) == v for k, v in top.locals.items() if k not in targets), (step.source, top, after)
+        if after.line in body and step.state.reason is StopReason.STEP:
+            assert targets <= after.locals.keys(), (step.source, top, after)
+        checked += 1
+    assert checked >= 10
 
 
 def test_a_deleted_or_global_target_is_left_alone() -> None:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from model.static.certain_bindings import certain_bindings, literal_bindings
 from model.static.line_nodes import definition_parts, header_nodes
-from model.static.loop_entry import item_literals, iterates_shown_sequence, next_lines
+from model.static.loop_entry import item_literals, iterates_shown_sequence, next_lines, shown_targets
 from model.static.untouched import untouched
 from protocol.debugger import ActionKind, State, StopReason
 
@@ -106,6 +106,10 @@ def kept_locals(program: str, previous: State, action: ActionKind = ActionKind.S
             changed = frozenset(n for n, v in items.items() if frame.locals.get(n) != v)
             for line in next_lines(program, frame):
                 required[line] = required.get(line, frozenset()) | changed
+        if depth == top and action in QUIET_STEPS:
+            targets, body = shown_targets(program, frame)  # a loop over shown values: entering its body shows every target
+            for line in body:
+                required[line] = required.get(line, frozenset()) | (targets - frame.locals.keys())
         out[depth] = KeptLocals(names, kept, frozenset(frame.locals), tuple(frame.locals), required, _handler_names(program), shown_values,
                                 literals)  # fmt: skip
     return out

@@ -110,12 +110,90 @@ def loop_position(program: str, top: Frame) -> Position | None:
 
 
 def iterates_shown_sequence(program: str, top: Frame) -> bool:
-    """Whether `top` stops on the header of a loop over a name the frame shows as a list, tuple, string or dict
-    (`shown_items`, in a program whose such reprs are the builtins'): its step runs no code of the program, on any run."""
+    """Whether `top` stops on the header of a loop whose step runs no code of the program, on any run: over a name the
+    frame shows as a list, tuple, string or dict (`shown_items`, in a program whose such reprs are the builtins'), or
+    over a builtin that iterates such names or ints (`ITERATION_BUILTINS`: ``enumerate(rows)``, ``zip(a, b)``,
+    ``range(n)``; the program never rebinds it, no keyword but ``enumerate``'s constant ``start``)."""
     loop = _loops(program).get(top.line)
-    if loop is None or not isinstance(loop.node.iter, ast.Name) or not plain_containers(program):
+    if loop is not None and isinstance(loop.node.iter, ast.Name) and plain_containers(program):
+        return shown_items(top.locals.get(loop.node.iter.id)) is not None
+    node = _iteration_loops(program).get(top.line)
+    if node is None or not plain_containers(program):
         return False
-    return shown_items(top.locals.get(loop.node.iter.id)) is not None
+    call: ast.Call = node.iter  # type: ignore[assignment]
+    for arg in call.args:
+        if isinstance(arg, ast.Name):
+            shown = top.locals.get(arg.id)
+            if shown_items(shown) is None and not (call.func.id == "range" and _int_repr(shown)):  # type: ignore[attr-defined]
+                return False
+        elif not _constant(arg):
+            return False
+    return True
+
+
+def shown_targets(program: str, top: Frame) -> tuple[frozenset[str], frozenset[int]]:
+    """For a stop on the header of a loop `iterates_shown_sequence` accepts: its target names and the lines a step lands
+    on when it enters the body. Every item of such a loop is a plain value debugpy shows (an element or key of a shown
+    literal, an int, or a tuple of those), so a step into the body shows every target. Empty anywhere else."""
+    if not iterates_shown_sequence(program, top):
+        return frozenset(), frozenset()
+    node = _header_loop(program, top.line)
+    names = _target_names(node.target) if node is not None else None
+    if node is None or not names or any(n.startswith("__") for n in names):
+        return frozenset(), frozenset()
+    try:
+        scopes = program_flow(program).scope_at(top.name, top.line)
+    except FlowUnavailable:
+        return frozenset(), frozenset()
+    if len(scopes) != 1:
+        return frozenset(), frozenset()
+    succ = scopes[0].succ.get(top.line, set())
+    return frozenset(names), frozenset(succ & _header_lines(node.body[0], scopes[0].lines))
+
+
+def _header_loop(program: str, line: int) -> ast.For | None:
+    """The one-line `for` header on `line` that `_loops` or `_iteration_loops` knows."""
+    loop = _loops(program).get(line)
+    return loop.node if loop is not None else _iteration_loops(program).get(line)
+
+
+ITERATION_BUILTINS = frozenset({"enumerate", "zip", "reversed", "range", "sorted"})
+
+
+@lru_cache(maxsize=32)
+def _iteration_loops(program: str) -> dict[int, ast.For]:
+    """Header line -> each one-line `for` header over a call of a builtin of `ITERATION_BUILTINS` that the program never
+    binds, with names and constants for arguments (see `iterates_shown_sequence`), whose targets are plain names no
+    statement deletes or declares `global` / `nonlocal`."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    bound |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    bound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+    bound |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+    unsafe = {name for n in ast.walk(tree) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+    unsafe |= {x.id for n in ast.walk(tree) if isinstance(n, ast.Delete) for t in n.targets for x in ast.walk(t) if isinstance(x, ast.Name)}
+    out = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.For) or node.iter.lineno != node.lineno or node.iter.end_lineno != node.lineno:
+            continue
+        call = node.iter
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in ITERATION_BUILTINS):
+            continue
+        start = [k for k in call.keywords if k.arg == "start" and call.func.id == "enumerate" and _constant(k.value)]
+        if call.func.id in bound or len(start) != len(call.keywords) or any(isinstance(a, ast.Starred) for a in call.args):
+            continue
+        names = _target_names(node.target)
+        if names and not names & unsafe and all(isinstance(a, ast.Name) or _constant(a) for a in call.args):
+            out[node.lineno] = node
+    return out
+
+
+def _int_repr(text: str | None) -> bool:
+    """Whether `text` is an int's repr (range's arguments)."""
+    return text is not None and text.lstrip("-").isdigit()
 
 
 def item_literals(program: str, top: Frame) -> dict[str, str]:
