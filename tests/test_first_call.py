@@ -42,6 +42,20 @@ def test_the_first_call_of_a_line() -> None:
         assert first_call(program, "<module>", line) is None, program
 
 
+def test_a_comprehension_over_a_quiet_iterable_is_entered_first() -> None:
+    program = ("def summary(readings):\n    hot = [r for r in readings if r > 25]\n    odd = {r % 2 for r in readings}\n"
+               "    gen = (r for r in readings)\n    return hot, odd, gen\n\n\nsummary([21, 27, 30])\n")
+    assert first_call(program, "summary", 2) == "<listcomp>" and first_call(program, "summary", 3) == "<setcomp>"
+    assert first_call(program, "summary", 4) is None  # a generator expression's frame runs when it is resumed
+    iterating = program + "class Bag:\n    def __iter__(self):\n        return iter([1])\n"
+    assert first_call(iterating, "summary", 2) is None  # iterating may run the program's __iter__ first
+    previous = State(reason=StopReason.STEP, frames=[Frame(name="summary", line=2, locals={"readings": "[21, 27, 30]"}), *_module(8).frames])
+    flow = entering_first_call(next_locations(program, previous, Action(kind=INTO)), program, previous, None)
+    inside = State(reason=StopReason.STEP, frames=[Frame(name="<listcomp>", line=2, locals={".0": "<list_iterator object at 0x?>"}), *previous.frames])
+    skipped = State(reason=StopReason.STEP, frames=[Frame(name="summary", line=3, locals={"readings": "[21, 27, 30]", "hot": "[27, 30]"}), *_module(8).frames])
+    assert flow.allows(previous, inside) and not flow.allows(previous, skipped)
+
+
 def test_a_step_into_enters_it() -> None:
     previous = _module(12, checks="[]", t="'Racecar'")
     flow = next_locations(PROGRAM, previous, Action(kind=INTO))
@@ -61,7 +75,8 @@ def test_a_step_into_enters_it() -> None:
 def test_every_recorded_step_into_is_allowed() -> None:
     """On real traces (the fast recorder reproduces debugpy's stops): all-Step-Into walks."""
     narrowed = 0
-    for step in recorded_steps([PROGRAM, *(source for source, _ in recorded_programs(30, 12))], (INTO,), 150):
+    comprehensions = "xs = [3, 1, 2]\nys = [x * 2 for x in xs if x > 1]\nzs = {x: 0 for x in []}\nprint(sorted({y for y in ys}), zs)\n"
+    for step in recorded_steps([PROGRAM, comprehensions, *(source for source, _ in recorded_programs(30, 12))], (INTO,), 150):
         before, previous = step.before, step.previous
         back = before is not None and len(before.frames) == len(previous.frames) + 1  # a stop back on the calling line
         cut = entering_first_call(step.flow, step.source, previous, before.frames[0].name if back else None)  # type: ignore[union-attr]

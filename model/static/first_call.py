@@ -12,7 +12,12 @@ control-flow grammar allowed because a call of library code (``append``) may res
 evaluation order, until its first call. It answers only where every part evaluated before that call is quiet
 (constants, names, displays of them, attributes where the program defines nothing that attribute access runs) and the
 call is ``name(...)`` of a function the program defines once under that name with ``def`` (no decorator, not a generator
-or coroutine, never rebound). `entering_first_call` narrows a Step Into's `FlowSet` to that frame.
+or coroutine, never rebound). A list, set or dict comprehension runs in a frame of its own, entered as soon as its first
+iterable is evaluated and iterated: where that iterable is quiet and iterating it runs no code of the program (no
+``__iter__`` or ``__getitem__`` of its own, no class with a base outside it: `loop_entry.plain_containers`), the
+comprehension is the first frame entered (`bench/programs/temps.py`'s ``hot = [r for r in readings if r > 25]``: the
+shipped model stepped to the next line and rewrote ``readings``; a generator expression is only created there, its frame
+runs later). `entering_first_call` narrows a Step Into's `FlowSet` to that frame.
 """
 from __future__ import annotations
 
@@ -20,7 +25,8 @@ import ast
 from dataclasses import replace
 from functools import lru_cache
 
-from model.static.flow import FlowSet, FlowUnavailable, ProgramFlow, Push, _statements, program_flow
+from model.static.flow import COMPREHENSIONS, FlowSet, FlowUnavailable, ProgramFlow, Push, _statements, program_flow
+from model.static.loop_entry import plain_containers
 from protocol.debugger import State, StopReason
 
 QUIET = "quiet"  # evaluating the node runs no code
@@ -51,10 +57,12 @@ def entering_first_call(flow: FlowSet, program: str, previous: State, returned: 
 
 
 def first_call(program: str, frame: str, line: int) -> str | None:
-    """The function the statement starting on `line` (of code object `frame`) certainly calls before running any other
-    code of the program, or None."""
-    call = first_call_node(program, frame, line)
-    return call.func.id if call is not None else None  # type: ignore[attr-defined]
+    """The code object the statement starting on `line` (of code object `frame`) certainly enters before running any
+    other code of the program (a function's name, or a comprehension's ``<listcomp>``...), or None."""
+    entered = _first_entered(program, frame, line)
+    if isinstance(entered, ast.Call):
+        return entered.func.id  # type: ignore[attr-defined]
+    return COMPREHENSIONS[type(entered)] if entered is not None else None
 
 
 def at_line_start(previous: State) -> bool:
@@ -63,9 +71,16 @@ def at_line_start(previous: State) -> bool:
     return not previous.finished and previous.reason in _LINE_EVENTS and previous.return_value is None
 
 
-@lru_cache(maxsize=256)
 def first_call_node(program: str, frame: str, line: int) -> ast.Call | None:
-    """`first_call`'s call expression (its arguments are quiet: names, constants and displays of them), or None."""
+    """`first_call`'s call expression (its arguments are quiet: names, constants and displays of them), or None (also
+    where the line first enters a comprehension)."""
+    entered = _first_entered(program, frame, line)
+    return entered if isinstance(entered, ast.Call) else None
+
+
+@lru_cache(maxsize=256)
+def _first_entered(program: str, frame: str, line: int) -> ast.Call | ast.ListComp | ast.SetComp | ast.DictComp | None:
+    """The call or comprehension that the statement starting on `line` certainly enters first (see the module docstring)."""
     try:
         flow = program_flow(program)
         tree = ast.parse(program)
@@ -84,18 +99,23 @@ def first_call_node(program: str, frame: str, line: int) -> ast.Call | None:
         return None
     if isinstance(stmt, ast.AugAssign) and not isinstance(stmt.target, ast.Name):
         return None  # the target's object is read first
-    found = _walk(expr, _Program(flow, _plain_functions(program)))
-    return found if isinstance(found, ast.Call) else None
+    found = _walk(expr, _Program(flow, _plain_functions(program), plain_containers(program)))
+    return None if isinstance(found, str) else found
 
 
 class _Program:
-    def __init__(self, flow: ProgramFlow, functions: frozenset[str]) -> None:
+    def __init__(self, flow: ProgramFlow, functions: frozenset[str], plain_iteration: bool) -> None:
         self.functions = functions
         self.quiet_attributes = not flow.anywhere  # no property, dunder or descriptor of the program runs on access
+        self.plain_iteration = plain_iteration  # iterating a value runs no code of the program
 
 
-def _walk(node: ast.expr, program: _Program) -> str | ast.Call:
-    """QUIET, LOUD, or the first call (of a plain function of the program), following Python's evaluation order."""
+Entered = ast.Call | ast.ListComp | ast.SetComp | ast.DictComp
+
+
+def _walk(node: ast.expr, program: _Program) -> str | Entered:
+    """QUIET, LOUD, or the first call (of a plain function of the program) or comprehension frame entered, following
+    Python's evaluation order."""
     if isinstance(node, ast.Constant) or (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)):
         return QUIET
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
@@ -119,10 +139,16 @@ def _walk(node: ast.expr, program: _Program) -> str | ast.Call:
         if isinstance(node.func, ast.Name) and node.func.id in program.functions:
             return node
         return LOUD
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        first = node.generators[0]
+        inner = _walk(first.iter, program)
+        if inner != QUIET or not program.plain_iteration or first.is_async:
+            return inner if inner != QUIET else LOUD
+        return QUIET if isinstance(node, ast.GeneratorExp) else node  # a generator's frame runs when it is resumed
     return LOUD
 
 
-def _sequence(nodes: list[ast.expr], program: _Program) -> str | ast.Call:
+def _sequence(nodes: list[ast.expr], program: _Program) -> str | Entered:
     for node in nodes:
         found = _walk(node, program)
         if found != QUIET:
