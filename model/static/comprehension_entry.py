@@ -3,7 +3,7 @@
 ``[rec.sensor for rec in samples]`` runs in a frame of its own (`<listcomp>` in Python 3.11) whose first stop shows one
 local, ``.0``, the iterator of ``samples`` that the calling line built: ``<list_iterator object at 0x?>`` when ``samples``
 is shown as a list. The kind follows from the iterable alone: a name the frame shows as a list, tuple, dict or ASCII
-string (in a program whose reprs of that shape are the builtins': `model.static.loop_entry.plain_containers`), a
+string (in a program whose reprs of that shape are the builtins': `model.static.plain_values.plain_containers`), a
 shown dict's ``items()``/``keys()``/``values()``, ``zip``/``enumerate``/``map``/``filter``/``range`` calls the program
 does not rebind, a display of constants (which Python folds into a tuple), a shown generator (its own iterator). The
 shipped model wrote ``tuple_iterator`` for lists it had never seen in a comprehension. Nothing is run: a kind is read
@@ -105,7 +105,8 @@ def _outer_comprehensions(node: ast.AST) -> list[tuple[str, ast.expr]]:
 
 def _iterator_repr(program: str, node: ast.expr, shown: dict[str, str]) -> str | None:
     """The repr of ``iter(node)`` as debugpy shows it, when its kind is certain; None otherwise."""
-    from model.static.loop_entry import plain_containers, shown_items
+    from model.static.loop_entry import shown_items
+    from model.static.plain_values import plain_containers
 
     if isinstance(node, ast.Name):
         text = shown.get(node.id)

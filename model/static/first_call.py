@@ -14,7 +14,7 @@ evaluation order, until its first call. It answers only where every part evaluat
 call is ``name(...)`` of a function the program defines once under that name with ``def`` (no decorator, not a generator
 or coroutine, never rebound). A list, set or dict comprehension runs in a frame of its own, entered as soon as its first
 iterable is evaluated and iterated: where that iterable is quiet and iterating it runs no code of the program (no
-``__iter__`` or ``__getitem__`` of its own, no class with a base outside it: `loop_entry.plain_containers`), the
+``__iter__`` or ``__getitem__`` of its own, no class with a base outside it: `plain_values.plain_containers`), the
 comprehension is the first frame entered (`bench/programs/temps.py`'s ``hot = [r for r in readings if r > 25]``: the
 shipped model stepped to the next line and rewrote ``readings``; a generator expression is only created there, its frame
 runs later). `entering_first_call` narrows a Step Into's `FlowSet` to that frame.
@@ -26,7 +26,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from model.static.flow import COMPREHENSIONS, FlowSet, FlowUnavailable, ProgramFlow, Push, _statements, program_flow
-from model.static.loop_entry import plain_containers
+from model.static.plain_values import plain_containers
 from protocol.debugger import State, StopReason
 
 QUIET = "quiet"  # evaluating the node runs no code

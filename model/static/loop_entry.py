@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from model.static.flow import EXIT, Continue, FlowSet, FlowUnavailable, program_flow
 from model.static.frame_names import _header_lines
+from model.static.plain_values import plain_containers
 from protocol.debugger import ActionKind, Frame, State, StopReason
 
 NARROWED = frozenset({ActionKind.STEP_INTO, ActionKind.STEP_OVER})
@@ -232,23 +233,6 @@ def shown_items(text: str | None) -> tuple[object, ...] | None:
     if not isinstance(value, (list, tuple, str, dict)) or value_repr(value) != text or "..." in text:
         return None
     return tuple(value)
-
-
-@lru_cache(maxsize=32)
-def plain_containers(program: str) -> bool:
-    """Whether a value whose repr reads as a list, tuple, string or dict literal is one: the program defines no
-    ``__repr__``, ``__iter__`` or ``__getitem__`` and no class with a base outside its own classes (a list subclass)."""
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ("__repr__", "__iter__", "__getitem__"):
-            return False
-        if isinstance(node, ast.ClassDef) and (node.keywords or any(not (isinstance(b, ast.Name) and b.id in classes) for b in node.bases)):
-            return False
-    return True
 
 
 def _unpacked(target: ast.expr, item: object) -> dict[str, str]:
