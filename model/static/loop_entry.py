@@ -28,6 +28,7 @@ from functools import lru_cache
 from model.static.flow import EXIT, Continue, FlowSet, FlowUnavailable, program_flow
 from model.static.frame_names import _header_lines
 from model.static.plain_values import plain_containers
+from model.static.reach import _rebound_names
 from protocol.debugger import ActionKind, Frame, State, StopReason
 
 NARROWED = frozenset({ActionKind.STEP_INTO, ActionKind.STEP_OVER})
@@ -170,12 +171,8 @@ def _iteration_loops(program: str) -> dict[int, ast.For]:
         tree = ast.parse(program)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    bound |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-    bound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
-    bound |= {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
-    unsafe = {name for n in ast.walk(tree) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
-    unsafe |= {x.id for n in ast.walk(tree) if isinstance(n, ast.Delete) for t in n.targets for x in ast.walk(t) if isinstance(x, ast.Name)}
+    bound = _rebound_names(tree) | {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    unsafe = _unsafe_targets(tree)
     out = {}
     for node in ast.walk(tree):
         if not isinstance(node, ast.For) or node.iter.lineno != node.lineno or node.iter.end_lineno != node.lineno:
@@ -269,12 +266,7 @@ def _loops(program: str) -> dict[int, _Loop]:
         tree = ast.parse(program)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
-    unsafe = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            unsafe.update(node.names)
-        elif isinstance(node, ast.Delete):
-            unsafe.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    unsafe = _unsafe_targets(tree)
     out = {}
     for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
         for node, looped in _scope_loops(scope):
@@ -287,6 +279,17 @@ def _loops(program: str) -> dict[int, _Loop]:
             alone = not looped and not (_bound_in(scope, node.target) & names)
             out[node.lineno] = _Loop(frozenset(names), node, alone)
     return out
+
+
+def _unsafe_targets(tree: ast.Module) -> set[str]:
+    """Names some statement deletes or declares `global` / `nonlocal`: no loop target the rules here place."""
+    unsafe: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            unsafe.update(node.names)
+        elif isinstance(node, ast.Delete):
+            unsafe.update(n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return unsafe
 
 
 def _scope_loops(scope: ast.AST) -> Iterator[tuple[ast.For, bool]]:
