@@ -44,7 +44,7 @@ class CountingRunner:
 
 
 def _generate(checkpoint: Path, lookahead: int, temperature: float, constrained: bool) -> tuple[list[int], list[float], int]:
-    backend = HFBackend(checkpoint, lookahead=lookahead)
+    backend = HFBackend(checkpoint, lookahead=lookahead, forced_drafts=False)
     runner = CountingRunner(backend._runner)
     backend._runner = runner  # type: ignore[assignment]
     text = "x = [1, 2, 3]\ny = {'a': 1, 'b': 2}\n" * 6
@@ -77,6 +77,7 @@ def test_the_shipped_model_steps_the_same_in_fewer_calls() -> None:
     for lookahead in (0, 8):
         session = NeuralDebugger.from_checkpoint(DEFAULT_CHECKPOINT, program)
         session.backend.lookahead = lookahead
+        session.backend.forced_drafts = False  # lookup drafting alone (tests/test_forced_drafts.py: the two together)
         runner = CountingRunner(session.backend._runner)
         session.backend._runner = runner
         states = [session.start()]

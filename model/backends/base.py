@@ -26,7 +26,8 @@ class Constraint(Protocol):
     `complete(text)` whether it is a full match (so a stop token may end it). `regex` is the same
     language for vLLM's `structured_outputs` (no look-arounds, no back-references). A constraint may also have
     `next_bytes(text)`: the bytes that may come next (a superset of what `allows` accepts; None: not known), which
-    the transformers backend uses to skip tokens before checking them one by one.
+    the transformers backend uses to skip tokens before checking them one by one, and `forced_text(text)`: the text every
+    match extending `text` goes on with ("": none known), which it drafts in one model call (`HFBackend(forced_drafts=)`).
     """
 
     regex: str

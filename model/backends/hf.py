@@ -23,12 +23,13 @@ from model.backends.base import BackendError, Constraint, Generation
 from model.backends.compact_llama import CompactLlama
 from model.backends.draws import DrawCounter
 from model.backends.lookup import LookupDrafter
-from model.backends.whole_numbers import NumberChoice, best_number
+from model.backends.whole_numbers import ForcedNumber, NumberChoice, best_number, forced_number_digits
 from model.decode.cut_values import repeating_tail
 from model.prompt.value_chars import keeps_value_chars, value_chars_enabled
 
 _REJECTIONS_BEFORE_SCAN = 16
 _CHECKS_BEFORE_FILTER = 4  # greedy: tokens checked in order before the rest are filtered by their first byte
+FORCED_DRAFT = 48  # most tokens of grammar-forced text drafted in one model call (`_forced_ids`; docs/speed.md)
 LOOKAHEAD = 8  # tokens drafted per model call by looking them up in the prompt (`model.backends.lookup`; docs/speed.md)
 MAX_BACKTRACKS = 4  # choices a constrained generation may take back out of dead ends before it gives up
 
@@ -130,7 +131,9 @@ class HFBackend:
     without transformers' per-call overhead); False, or a checkpoint it does not support, runs transformers' model.
     lookahead: tokens drafted per model call by looking them up in the prompt and answer so far (`model.backends.lookup`):
     each call runs the chosen token and the draft, and a drafted token is kept only where the decoding chooses it, so
-    the answer is the same (to float rounding) in fewer calls; 0 runs one token a call.
+    the answer is the same (to float rounding) in fewer calls; 0 runs one token a call. forced_drafts: under a grammar,
+    also draft the text every allowed answer goes on with (llguidance's fast-forward bytes, `forced_text`), kept on the
+    same terms, and take a line number the grammar forces whole, without a model call per digit; False: as before.
     """
 
     def __init__(
@@ -146,6 +149,7 @@ class HFBackend:
         seed_per_draw: bool = True,
         compact: bool = True,
         lookahead: int = LOOKAHEAD,
+        forced_drafts: bool = True,
     ) -> None:
         folder = Path(folder)
         if not (folder / "config.json").is_file():
@@ -170,6 +174,7 @@ class HFBackend:
         self._continue_ids = [i for i, b in enumerate(self._table) if b and b[:1].isdigit()]
         self.whole_numbers = whole_numbers
         self.lookahead = max(0, int(lookahead))  # tokens drafted per model call (`model.backends.lookup`); 0: one token a call
+        self.forced_drafts = forced_drafts  # draft the text the grammar forces, and take a forced line number whole (`_forced_ids`)
         # a value-chars model (model.prompt.value_chars): under a constraint, string contents are generated one character per token
         self.value_chars = value_chars_enabled(self.tokenizer)
         self.threads = threads if device == "cpu" else None
@@ -260,17 +265,22 @@ class HFBackend:
                 if number_next and not banned:
                     number_next = False
                     drafted = self._drop_drafted(drafted, base + len(ids))
-                    choice = self._best_number(logits, constraint, data, max_tokens - len(ids))
+                    logits_before = logits
+                    forced = self._forced_number(constraint, data, max_tokens - len(ids))
+                    choice = forced or self._best_number(logits, constraint, data, max_tokens - len(ids))
                     if choice is not None:
                         digit_ids = [self._digit_ids[c] for c in choice.digits]
                         choices.append((len(ids), logits, {digit_ids[0]}))
                         ids.extend(digit_ids)
                         if drafter is not None:
                             drafter.extend(digit_ids)
-                        logprobs.extend(choice.logprobs)
                         data += choice.digits.encode()
-                        if len(ids) < max_tokens:
-                            logits = self._forward(digit_ids)
+                        if len(ids) < max_tokens:  # always so for a forced number (`_forced_number` leaves a token)
+                            rows, drafted = self._run_drafting(digit_ids, drafter, max_tokens - len(ids), self._forced_ids(constraint, data))
+                            logits = rows[-1]
+                        if forced is not None:  # its digits' log-probabilities as `best_number` gives them
+                            choice = forced.scored([logits_before, *rows[:-1]], self._number_logprobs)
+                        logprobs.extend(choice.logprobs)
                         continue
                 token = self._choose(logits, temperature, stops, constraint, data, banned)
                 if token is None:
@@ -305,7 +315,8 @@ class HFBackend:
                     logits, drafted = drafted[0][1], drafted[1:]
                 elif len(ids) < max_tokens:
                     drafted = self._drop_drafted(drafted, base + len(ids) - 1)
-                    logits, drafted = self._forward_drafting(token, drafter, max_tokens - len(ids))
+                    rows, drafted = self._run_drafting([token], drafter, max_tokens - len(ids), self._forced_ids(constraint, data))
+                    logits = rows[-1]
                 number_next = whole and token in self._number_after
         text = self.tokenizer.decode(ids, skip_special_tokens=False) if ids else ""
         return Generation(
@@ -386,15 +397,49 @@ class HFBackend:
         self._cached_ids.extend(ids)
         return logits
 
-    def _forward_drafting(self, token: int, drafter: LookupDrafter | None, room: int) -> tuple[Any, list[tuple[int, Any]]]:
-        """Run `token` and the tokens `drafter` proposes after it (at most `room` and `lookahead`, within the context) in
-        one call: the logits after `token`, and each drafted token with the logits after it."""
-        limit = min(self.lookahead, room, self.max_model_len - len(self._cached_ids) - 1) if drafter is not None else 0
-        draft = drafter.propose(limit) if limit > 0 else []
-        if not draft:
-            return self._forward([token]), []
-        rows = self._run([token, *draft], keep=0).float()
-        return rows[0], list(zip(draft, rows[1:]))
+    def _run_drafting(self, tokens: list[int], drafter: LookupDrafter | None, room: int,
+                      forced: Sequence[int] = ()) -> tuple[list[Any], list[tuple[int, Any]]]:  # fmt: skip
+        """Run the chosen `tokens` and a draft after them in one call: the logits after each of `tokens`, and each drafted
+        token with the logits after it. The draft is `forced` (the tokens of the text the grammar makes the answer go
+        on with, `_forced_ids`) and then what `drafter` proposes after them, at most `room` tokens within the context,
+        `lookahead` of them beyond `forced`."""
+        space = min(room, self.max_model_len - len(self._cached_ids) - len(tokens))
+        draft = list(forced[:max(0, min(space, FORCED_DRAFT))])
+        if drafter is not None and self.lookahead:
+            draft += drafter.propose(min(self.lookahead, space - len(draft)), after=draft)
+        if not draft and len(tokens) == 1:
+            return [self._forward(tokens)], []
+        rows = self._run([*tokens, *draft], keep=0).float()
+        return list(rows[:len(tokens)]), list(zip(draft, rows[len(tokens):]))
+
+    def _forced_ids(self, constraint: Constraint | None, data: bytes) -> list[int]:
+        """The tokens of the text every answer the grammar allows after `data` goes on with (the tokenizer's own split of
+        it; a drafted token is kept only where the decoding chooses it, so another split costs calls, not answers)."""
+        forced_text = getattr(constraint, "forced_text", None)
+        split = split_utf8(data) if forced_text is not None and self.forced_drafts else None
+        if split is None or split[1]:
+            return []
+        text = forced_text(split[0])
+        return self.tokenizer.encode(text, add_special_tokens=False) if text else []
+
+    def _forced_number(self, constraint: Constraint | None, data: bytes, budget: int) -> ForcedNumber | None:
+        """The whole number the grammar forces after `data` (its digits, then a character that ends it), when the checks
+        allow it: the number `best_number` would find, without a model call per digit. None otherwise."""
+        forced_text = getattr(constraint, "forced_text", None)
+        split = split_utf8(data)
+        if forced_text is None or not self.forced_drafts or not self.whole_numbers or split is None or split[1]:
+            return None
+        digits = forced_number_digits(forced_text(split[0]))
+        if not digits or len(digits) > budget - 1 or any(c not in self._digit_ids for c in digits):
+            return None
+        text = split[0] + digits
+        if not constraint.allows(text) or not any(constraint.allows(text + end) for end in NUMBER_ENDERS):
+            return None
+        return ForcedNumber(digits, tuple(self._digit_ids[c] for c in digits))
+
+    def _number_logprobs(self, row: Any) -> Any:
+        """A digit's log-probabilities as `best_number` scores them (never-valid tokens left out)."""
+        return self._torch.log_softmax(row.masked_fill(self._invalid, -math.inf), dim=-1)
 
     def _drop_drafted(self, drafted: list[tuple[int, Any]], length: int) -> list[tuple[int, Any]]:
         """Take drafted tokens that were not chosen out of the cache (it then holds `length` positions)."""

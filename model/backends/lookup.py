@@ -37,15 +37,17 @@ class LookupDrafter:
             self.ids, self._last_end, self._pending = [], {}, {}
             self.extend(kept)
 
-    def propose(self, limit: int) -> list[int]:
-        """Up to `limit` tokens that followed the latest earlier occurrence of the last n tokens (longest n first)."""
+    def propose(self, limit: int, after: Sequence[int] = ()) -> list[int]:
+        """Up to `limit` tokens that followed the latest earlier occurrence of the last n tokens (longest n first);
+        `after`: tokens taken to follow those seen (a draft already made), the proposal goes on from them."""
         if limit <= 0:
             return []
+        seen = [*self.ids, *after]
         end = len(self.ids)
         for n in MATCH_LENGTHS:
-            if end < n:
+            if len(seen) < n:
                 continue
-            start = self._last_end.get(tuple(self.ids[end - n:]))
+            start = self._last_end.get(tuple(seen[len(seen) - n:]))
             if start is not None and start < end:
                 return self.ids[start:min(start + limit, end)]
         return []

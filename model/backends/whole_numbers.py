@@ -85,3 +85,24 @@ def best_number(
         expansions += 1
         push_children(prefix, -neg, path, expand(prefix))
     return None
+
+
+@dataclass(frozen=True)
+class ForcedNumber:
+    """A number the grammar forces (its only allowed digits): the choice `best_number` makes, known without a search."""
+
+    digits: str
+    ids: tuple[int, ...]
+
+    def scored(self, rows: Sequence[object], logprobs_of: Callable[[object], Sequence[float]]) -> NumberChoice:
+        """The choice with each digit's log-probability, from the row it is chosen from (`rows[i]` before digit i)."""
+        return NumberChoice(self.digits, tuple(float(logprobs_of(row)[token]) for row, token in zip(rows, self.ids)), 0)
+
+
+def forced_number_digits(forced: str) -> str:
+    """The digits `forced` (text a grammar forces) starts with, when a character that is not a digit follows them (the
+    number ends there); "" otherwise."""
+    end = 0
+    while end < len(forced) and forced[end].isascii() and forced[end].isdigit():
+        end += 1
+    return forced[:end] if 0 < end < len(forced) else ""

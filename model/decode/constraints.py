@@ -40,6 +40,10 @@ class RegexConstraint:
         """The bytes the regex lets follow `text` (None: the matcher cannot say; see `model.backends.base.Constraint`)."""
         return self._matcher.next_bytes(text)
 
+    def forced_text(self, text: str) -> str:
+        """The text every match that extends `text` goes on with ("": none known; see `regex_matcher.TextMatcher`)."""
+        return self._matcher.forced_text(text)
+
     def __repr__(self) -> str:
         return f"RegexConstraint({self.regex[:60]!r}{'...' if len(self.regex) > 60 else ''})"
 

@@ -36,6 +36,10 @@ class TextMatcher(Protocol):
     def next_bytes(self, text: str) -> frozenset[int] | None:
         """The bytes that may follow `text` in a prefix of a match (empty: none; None: this engine cannot say)."""
 
+    def forced_text(self, text: str) -> str:
+        """The text every match that extends `text` continues with (up to where it may end or branch; "": none, or
+        this engine cannot say)."""
+
 
 class PartialRegex:
     """`TextMatcher` by the `regex` package: a full match, or a partial one for prefixes (DOTALL)."""
@@ -51,6 +55,9 @@ class PartialRegex:
 
     def next_bytes(self, text: str) -> frozenset[int] | None:
         return None
+
+    def forced_text(self, text: str) -> str:
+        return ""
 
 
 @lru_cache(maxsize=64)
@@ -118,6 +125,13 @@ class ByteMatcher:
             mask = self._matcher.compute_bitmask()  # one bit per token, bytes then END_TOKEN
         return frozenset(byte for byte in range(END_TOKEN) if mask[byte >> 3] >> (byte & 7) & 1)
 
+    def forced_text(self, text: str) -> str:
+        with self._lock:
+            if self._advance(text.encode()) is None:
+                return ""
+            forced = self._matcher.compute_ff_bytes()  # llguidance's fast-forward: the only bytes a match can take next
+        return whole_characters(forced)
+
     def _advance(self, data: bytes) -> bool | None:
         """Bring the matcher to `data`: None when `data` is no prefix of a match, else whether it is a match."""
         with self._lock:
@@ -157,6 +171,9 @@ class FallbackMatcher:
     def next_bytes(self, text: str) -> frozenset[int] | None:
         return self._ask("next_bytes", text)
 
+    def forced_text(self, text: str) -> str:
+        return self._ask("forced_text", text)
+
     def _ask(self, question: str, text: str) -> Any:
         try:
             return getattr(self._inner, question)(text)
@@ -177,6 +194,16 @@ def regex_matcher(pattern: str, engine: str | None = None) -> TextMatcher:
     if engine != "auto":
         raise ValueError(f"unknown matcher engine {engine!r} (auto or regex; from {ENGINE_VARIABLE} when not given)")
     return FallbackMatcher(pattern)
+
+
+def whole_characters(data: bytes) -> str:
+    """`data` decoded, less a UTF-8 character it cuts short at its end."""
+    for cut in range(len(data), max(len(data) - 4, -1), -1):
+        try:
+            return data[:cut].decode()
+        except UnicodeDecodeError:
+            continue
+    return ""
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:

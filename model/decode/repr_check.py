@@ -73,6 +73,9 @@ class CheckedConstraint:
     def next_bytes(self, text: str) -> frozenset[int] | None:
         return self.inner.next_bytes(text)  # the check only narrows what the regex allows
 
+    def forced_text(self, text: str) -> str:
+        return self.inner.forced_text(text)  # the check only narrows what the regex allows: a check may refuse it, never widen it
+
     def __repr__(self) -> str:
         return f"CheckedConstraint({self.inner!r})"
 

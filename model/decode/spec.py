@@ -72,6 +72,10 @@ class Grammar:
         """The bytes the regex lets follow `text` (None: not known): a superset of what `allows` accepts next."""
         return self.constraint.next_bytes(text)
 
+    def forced_text(self, text: str) -> str:
+        """The text the regex makes every answer that extends `text` go on with ("": none known); a check may still refuse it."""
+        return self.constraint.forced_text(text)
+
     def admits(self, text: str) -> bool:
         """Whether a finished answer (with or without the stop token's text) is one: what a backend that only
         enforces `regex` (vLLM) checks the unfolded rules by."""
