@@ -78,7 +78,10 @@ def test_the_first_run_over_a_shown_sequence() -> None:
     assert loop_position(program, empty.frames[0]).length == 0  # type: ignore[union-attr]
     assert not entering_loop(flow, program, empty, OVER).allows(empty, State(reason=StopReason.STEP, frames=[Frame(name="run", line=4, locals={"items": "[]", "out": "[]", "it": "1"}), first.frames[1]]))
     later = Frame(name="run", line=3, locals={"items": "[1, 2]", "out": "[1]", "it": "1"})
-    assert loop_position(program, later) is None  # the body may have changed the sequence
+    assert loop_position(program, later).index == 1  # type: ignore[union-attr]  # the body only appends to a fresh list
+    assert item_literals(program, later) == {"it": "2"}
+    mutating = program.replace("out.append(it)", "items.append(it)")
+    assert loop_position(mutating, later) is None  # the body may have changed the sequence
     for shown in ("<object at 0x?>", "[1, [...]]", "['ab...cd']", "{1, 2}"):
         assert loop_position(program, Frame(name="run", line=3, locals={"items": shown})) is None, shown
     assert item_literals(program, Frame(name="run", line=3, locals={"items": "{'a': 1}"})) == {"it": "'a'"}  # a dict's keys

@@ -12,8 +12,11 @@ and no value is computed: the rule reads the source and which names and reprs th
 
 A loop over a name the frame shows with a literal repr (``for it in items:`` with ``items`` shown as ``[1, 2]``; a
 list, tuple, string or dict debugpy showed in full, in a program that defines no ``__repr__``/``__iter__``/
-``__getitem__`` and no class with a base outside its own) is placed on its first run only (the targets not shown yet):
-its first item, or past the loop when the sequence is empty. Later runs would need the sequence unchanged by the body.
+``__getitem__`` and no class with a base outside its own) is placed on its first run (the targets not shown yet):
+its first item, or past the loop when the sequence is empty. Its later runs are placed like a loop over constants
+(the item after the one the targets show, in the sequence the stop shows) where the body cannot have changed the
+sequence: a tuple or string, or a list or dict the body never names and cannot reach
+(`model.static.loop_mutation.body_keeps_sequence`).
 
 `item_literals` gives the values the step binds: the reprs of the next item (parsed by `ast.literal_eval`, never run),
 which the step into the body certainly shows (`model.static.line_effects.kept_locals`).
@@ -27,6 +30,7 @@ from functools import lru_cache
 
 from model.static.flow import EXIT, Continue, FlowSet, FlowUnavailable, program_flow
 from model.static.frame_names import _header_lines
+from model.static.loop_mutation import body_keeps_sequence
 from model.static.plain_values import plain_containers
 from model.static.reach import _rebound_names
 from protocol.debugger import ActionKind, Frame, State, StopReason
@@ -87,18 +91,23 @@ def loop_position(program: str, top: Frame) -> Position | None:
     """The loop whose header `top` stops on and the item its header binds next (see the module docstring): over a display
     of constants, the first item when the frame does not show the targets yet, else one past the item whose reprs the
     targets show (where only this loop binds them, no other loop holds it, and the items' reprs tell them apart); over
-    a name the frame shows with a literal repr, the first item on the loop's first run. None when not certain."""
+    a name the frame shows with a literal repr, the same, its later runs only where the body keeps the sequence
+    (`body_keeps_sequence`). None when not certain."""
     loop = _loops(program).get(top.line)
     if loop is None:
         return None
     shown = loop.names & set(top.locals)
     if isinstance(loop.node.iter, ast.Name):
-        items = shown_items(top.locals.get(loop.node.iter.id)) if not shown and plain_containers(program) else None
-        return None if items is None else Position(loop, 0, len(items), items)
-    constant = _constant_items(loop.node)
-    if constant is None:
-        return None
-    length, items = constant
+        text = top.locals.get(loop.node.iter.id)
+        items = shown_items(text) if plain_containers(program) else None
+        if items is None or (shown and not body_keeps_sequence(program, loop.node, loop.scope, mutable=text[:1] in "[{")):  # type: ignore[index]
+            return None
+        length = len(items)
+    else:
+        constant = _constant_items(loop.node)
+        if constant is None:
+            return None
+        length, items = constant
     if not shown:
         return Position(loop, 0, length, items)
     if shown != loop.names or not loop.alone or items is None:
@@ -256,6 +265,7 @@ class _Loop:
     names: frozenset[str]
     node: ast.For = field(compare=False)
     alone: bool
+    scope: ast.AST = field(compare=False)  # the module or function whose own code holds the loop
 
 
 @lru_cache(maxsize=32)
@@ -277,7 +287,7 @@ def _loops(program: str) -> dict[int, _Loop]:
             if not names or names & unsafe or any(n.startswith("__") for n in names):
                 continue
             alone = not looped and not (_bound_in(scope, node.target) & names)
-            out[node.lineno] = _Loop(frozenset(names), node, alone)
+            out[node.lineno] = _Loop(frozenset(names), node, alone, scope)
     return out
 
 

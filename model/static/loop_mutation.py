@@ -1,0 +1,177 @@
+"""Whether a loop's body can change the list or dict its header iterates (a plain name), read from the source alone.
+
+`for price, qty in items:` walks `items` by position, so the item its header binds next is the one after the item its
+targets show only while the body leaves `items` as it was: no item added, removed or replaced. `body_keeps_sequence`
+says so when nothing the body runs can reach a list or dict it was not given as a fresh container of its own:
+
+* the body never names the iterated name (so it neither rebinds nor mutates it by that name);
+* the program defines no special method but ``__init__`` (operators, ``print`` and comparisons then run no code of
+  the program), no decorator but ``dataclass``, ``staticmethod`` and ``classmethod`` (no property runs code where an
+  attribute is read), and the body calls no class;
+* every call is a builtin of `SAFE_BUILTINS` the program never rebinds, a method of a string constant or of a *fresh*
+  local (one every binding of which, in its scope, is a display, a comprehension or a constant: never a parameter or
+  another name, so never an alias of the iterated object), or a function of the program that passes the same test
+  (its own calls too) and reads no module-level name but functions and builtins;
+* subscript assignments and deletions touch fresh locals only.
+
+It is deliberately narrow: anything else (a method of an object that came from elsewhere, ``global``, a lambda)
+answers False, and `model.static.loop_entry` then does not place the loop's later runs. Nothing is run.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+from functools import lru_cache
+
+SAFE_BUILTINS = frozenset({
+    "abs", "all", "any", "bool", "chr", "divmod", "enumerate", "float", "format", "hash", "int", "isinstance", "len",
+    "list", "dict", "max", "min", "ord", "pow", "print", "range", "repr", "reversed", "round", "set", "sorted", "str",
+    "sum", "tuple", "zip",
+})
+PLAIN_DECORATORS = frozenset({"dataclass", "staticmethod", "classmethod"})  # they add no code that changes a list
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def body_keeps_sequence(program: str, loop: ast.For, scope: ast.AST, *, mutable: bool = True) -> bool:
+    """Whether, after running `loop`'s body (a loop of `scope`'s own code over a plain name), the name still holds the
+    sequence the loop walks, as it was (see the module docstring): for an immutable one (`mutable` False: a tuple or
+    a string), that the body never names it. False whenever unsure."""
+    if not isinstance(loop.iter, ast.Name):
+        return False
+    name = loop.iter.id
+    body = [node for statement in loop.body for node in ast.walk(statement)]
+    if any(isinstance(n, ast.Name) and n.id == name for n in body):
+        return False
+    if not mutable:
+        return True
+    facts = _facts(program)
+    return facts is not None and _harmless(body, _fresh_names(scope), facts, set())
+
+
+class _Facts:
+    """What the checks need of the whole program: its module-level functions by name, and the names it binds."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.functions = {n.name: n for n in tree.body if isinstance(n, _SCOPES)}
+        self.bound: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                self.bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.bound.add(node.name)
+            elif isinstance(node, ast.alias):
+                self.bound.add((node.asname or node.name).split(".")[0])
+            elif isinstance(node, ast.arg):
+                self.bound.add(node.arg)
+        defined = sum(1 for n in tree.body if isinstance(n, _SCOPES) and n.name in self.functions)
+        self.unique_functions = defined == len(self.functions) and not any(
+            isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id in self.functions for n in ast.walk(tree))
+
+
+@lru_cache(maxsize=32)
+def _facts(program: str) -> _Facts | None:
+    """The program's `_Facts`, or None when it cannot be read or defines a special method other than ``__init__``."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, _SCOPES) and node.name.startswith("__") and node.name.endswith("__") and node.name != "__init__":
+            return None
+        if isinstance(node, (*_SCOPES, ast.ClassDef)) and any(_decorator_name(d) not in PLAIN_DECORATORS for d in node.decorator_list):
+            return None  # a property runs code where the source only reads an attribute
+    facts = _Facts(tree)
+    return facts if facts.unique_functions else None
+
+
+def _decorator_name(node: ast.expr) -> str | None:
+    """``dataclass`` for ``@dataclass``, ``@dataclass(...)`` and ``@dataclasses.dataclass``; None for other shapes."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "dataclasses":
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _fresh_names(scope: ast.AST) -> frozenset[str]:
+    """Names of `scope`'s own code every binding of which is a display, a comprehension or a constant (parameters,
+    ``global`` / ``nonlocal`` names and every other binding rule a name out)."""
+    fresh: set[str] = set()
+    spoiled: set[str] = set()
+    if isinstance(scope, _SCOPES):
+        spoiled |= {a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg)}
+    made: set[int] = set()  # the target nodes of fresh bindings
+    nodes = _own_nodes(scope)
+    for node in nodes:
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            spoiled.update(node.names)
+        elif isinstance(node, ast.Assign) and _fresh_value(node.value) and all(isinstance(t, ast.Name) for t in node.targets):
+            fresh.update(t.id for t in node.targets)  # type: ignore[union-attr]
+            made.update(id(t) for t in node.targets)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None and _fresh_value(node.value):
+            fresh.add(node.target.id)
+            made.add(id(node.target))
+    spoiled |= {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and id(n) not in made}
+    return frozenset(fresh - spoiled)
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """Every node of `scope`'s own code (not of the functions, classes and lambdas it defines)."""
+    out: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        if not isinstance(node, (*_SCOPES, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _fresh_value(node: ast.expr) -> bool:
+    return isinstance(node, (ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp, ast.DictComp, ast.SetComp, ast.Constant))
+
+
+def _harmless(nodes: list[ast.AST], fresh: frozenset[str], facts: _Facts, seen: set[str]) -> bool:
+    """Whether the code of `nodes` changes no list or dict but the `fresh` locals' (see the module docstring); the
+    functions it calls are checked once each (`seen`)."""
+    for node in nodes:
+        if isinstance(node, (ast.Global, ast.Nonlocal, ast.Lambda, *_SCOPES, ast.ClassDef, ast.Await, ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+            if not (isinstance(node.value, ast.Name) and node.value.id in fresh):
+                return False
+        if isinstance(node, ast.Call) and not _harmless_call(node, fresh, facts, seen):
+            return False
+    return True
+
+
+def _harmless_call(call: ast.Call, fresh: frozenset[str], facts: _Facts, seen: set[str]) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        receiver = func.value
+        return isinstance(receiver, ast.Constant) and isinstance(receiver.value, str) or (
+            isinstance(receiver, ast.Name) and receiver.id in fresh)
+    if not isinstance(func, ast.Name):
+        return False
+    if func.id in SAFE_BUILTINS and func.id not in facts.bound and hasattr(builtins, func.id):
+        return True
+    function = facts.functions.get(func.id)
+    if function is None:
+        return False
+    if func.id in seen:
+        return True
+    seen.add(func.id)
+    return _reads_no_module_data(function, facts) and _harmless(
+        [node for statement in function.body for node in ast.walk(statement)], _fresh_names(function), facts, seen)
+
+
+def _reads_no_module_data(function: ast.FunctionDef | ast.AsyncFunctionDef, facts: _Facts) -> bool:
+    """Whether every name `function` reads is its own, a module-level function or a builtin: it reaches no list or
+    dict but what it is given and makes."""
+    own = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    own |= {n.id for n in _own_nodes(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    for node in _own_nodes(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in own:
+            if node.id not in facts.functions and not (hasattr(builtins, node.id) and node.id not in facts.bound):
+                return False
+    return True
