@@ -44,7 +44,8 @@ def trajectories(folders: list[Path], limit: int) -> Iterator[Trajectory]:
 
 
 def check(trajectory: Trajectory) -> Iterator[tuple[str, int, str]]:
-    """('ok' | 'refused' | 'unconstrained', step index, detail) for each step of `trajectory`."""
+    """('ok' | 'refused' | 'unconstrained', step index, detail) for each step of `trajectory`, up to a state the
+    model's language cannot write ('unrenderable', where the trajectory's check ends)."""
     states = trajectory.states
     for index, step in enumerate(trajectory.steps):
         previous = states[index]
@@ -54,7 +55,11 @@ def check(trajectory: Trajectory) -> Iterator[tuple[str, int, str]]:
         if spec.grammar is None:
             yield "unconstrained", index, ""
             continue
-        text = lang.render_state(step.state, previous)
+        try:
+            text = lang.render_state(step.state, previous)
+        except lang.UnrenderableError as exc:  # the model's language cannot write it (training drops such trajectories)
+            yield "unrenderable", index, str(exc)
+            return
         yield ("ok" if spec.grammar.admits(text) else "refused"), index, text
 
 

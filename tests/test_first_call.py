@@ -42,6 +42,16 @@ def test_the_first_call_of_a_line() -> None:
         assert first_call(program, "<module>", line) is None, program
 
 
+def test_operators_of_quiet_parts_are_quiet_where_the_program_defines_no_dunder() -> None:
+    head = "def f(x, flag=False):\n    return x\n\n\n"
+    for expression, first in [("f(n, flag=i == 0)", "f"), ("a + f(b)", "f"), ("xs[i] * f(-b)", "f"), ("f(xs[1:i])", "f"),
+                              ("a and f(b)", None), ("f(b) if a else 0", None), ("0 if a else f(b)", None), ("a < b < f(c)", None),
+                              ("a < f(c)", "f"), ("not f(a)", "f")]:  # fmt: skip
+        assert first_call(head + f"y = {expression}\n", "<module>", 5) == first, expression
+    dunder = head + "class V:\n    def __add__(self, other):\n        return 1\n"
+    assert first_call(dunder + "y = a + f(b)\n", "<module>", 8) is None  # `a + ...` may run the program's __add__ first
+
+
 def test_a_comprehension_over_a_quiet_iterable_is_entered_first() -> None:
     program = ("def summary(readings):\n    hot = [r for r in readings if r > 25]\n    odd = {r % 2 for r in readings}\n"
                "    gen = (r for r in readings)\n    return hot, odd, gen\n\n\nsummary([21, 27, 30])\n")

@@ -20,7 +20,7 @@ def _keeps(body: str, extra: str = "", mutable: bool = True) -> bool:
     tree = ast.parse(program)
     scope = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "cart")
     loop = next(n for n in ast.walk(scope) if isinstance(n, ast.For))
-    return body_keeps_sequence(program, loop, scope, mutable=mutable)
+    return body_keeps_sequence(program, loop, scope, "items", mutable=mutable)
 
 
 @pytest.mark.parametrize("body", [
@@ -66,12 +66,14 @@ def test_a_later_run_over_a_shown_list_binds_the_next_item() -> None:
 
 def test_every_recorded_step_from_a_later_run_is_allowed() -> None:
     """On real traces (the fast recorder reproduces debugpy's stops): loops over shown lists, tuples, strings and dicts,
-    with bodies that keep them, and with bodies that change them (where nothing may be placed)."""
+    with bodies that keep them, and with bodies that change them (where nothing may be placed); ``range`` and
+    ``enumerate`` loops."""
     sources = [
         HEAD + "    for price, qty in items:\n        total += line_total(price, qty)\n        out.append(total)\n    return out\n\n\nprint(cart([(12, 2), (5, 3), (30, 1)]))\n",
         "def f(word):\n    n = 0\n    for c in word:\n        n += ord(c)\n    return n\n\n\nprint(f('abca'))\n",
         "ages = {'ann': 3, 'bob': 5}\nt = 0\nfor k in ages:\n    t += ages[k]\nrows = (1, 2, 3)\nfor r in rows:\n    t += r\nprint(t)\n",
         "xs = [1, 2, 3]\nfor x in xs:\n    if x == 1:\n        xs.remove(x)\nprint(xs)\n",
+        "def g(n, names):\n    s = 0\n    for i in range(1, n, 2):\n        s += i\n    for k, w in enumerate(names):\n        s += k\n    return s\n\n\nprint(g(6, ['x', 'y', 'z']))\n",
     ]
     placed = 0
     for step in recorded_steps(sources, (ActionKind.STEP_INTO, ActionKind.STEP_OVER), 80):
@@ -82,4 +84,18 @@ def test_every_recorded_step_from_a_later_run_is_allowed() -> None:
         if items and set(items) <= set(top.locals):  # a later run
             placed += 1
             assert all(step.state.frames[0].locals.get(n) == v for n, v in items.items()), (step.source, top, step.state.frames[0])
-    assert placed >= 6
+    assert placed >= 10
+
+
+def test_range_and_enumerate_loops_are_placed_from_what_the_stop_shows() -> None:
+    program = "def f(names, n):\n    out = []\n    for i in range(n):\n        out.append(i)\n    for k, name in enumerate(names, start=1):\n        out.append(k)\n    return out\n\n\nf(['a', 'b'], 2)\n"
+    first = Frame(name="f", line=3, locals={"names": "['a', 'b']", "n": "2", "out": "[]"})
+    assert item_literals(program, first) == {"i": "0"}
+    assert item_literals(program, first.model_copy(update={"locals": {**first.locals, "i": "0"}})) == {"i": "1"}
+    assert loop_position(program, first.model_copy(update={"locals": {**first.locals, "i": "1"}})).index == 2  # type: ignore[union-attr]
+    second = Frame(name="f", line=5, locals={"names": "['a', 'b']", "n": "2", "out": "[0, 1]", "i": "1"})
+    assert item_literals(program, second) == {"k": "1", "name": "'a'"}
+    assert item_literals(program, second.model_copy(update={"locals": {**second.locals, "k": "1", "name": "'a'"}})) == {"k": "2", "name": "'b'"}
+    rebinding = program.replace("out.append(i)", "n = 5")
+    assert loop_position(rebinding, first.model_copy(update={"locals": {**first.locals, "i": "0"}})) is None  # the range was read before
+    assert item_literals(program.replace("range(n)", "range(n, 0, 0)"), first) == {}  # a range that raises is left alone

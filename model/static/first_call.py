@@ -10,7 +10,8 @@ control-flow grammar allowed because a call of library code (``append``) may res
 
 `first_call` reads the source only (nothing is run, no value is computed): the statement that starts on the line, in
 evaluation order, until its first call. It answers only where every part evaluated before that call is quiet
-(constants, names, displays of them, attributes where the program defines nothing that attribute access runs) and the
+(constants, names, displays of them, attributes where the program defines nothing that attribute access runs, and
+operators, comparisons and subscripts of those where it defines no dunder: session 35) and the
 call is ``name(...)`` of a function the program defines once under that name with ``def`` (no decorator, not a generator
 or coroutine, never rebound). A list, set or dict comprehension runs in a frame of its own, entered as soon as its first
 iterable is evaluated and iterated: where that iterable is quiet and iterating it runs no code of the program (no
@@ -139,6 +140,8 @@ def _walk(node: ast.expr, program: _Program) -> str | Entered:
         if isinstance(node.func, ast.Name) and node.func.id in program.functions:
             return node
         return LOUD
+    if isinstance(node, _OPERATIONS):
+        return _operation(node, program)
     if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
         first = node.generators[0]
         inner = _walk(first.iter, program)
@@ -146,6 +149,39 @@ def _walk(node: ast.expr, program: _Program) -> str | Entered:
             return inner if inner != QUIET else LOUD
         return QUIET if isinstance(node, ast.GeneratorExp) else node  # a generator's frame runs when it is resumed
     return LOUD
+
+
+_OPERATIONS = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Subscript, ast.Slice)
+
+
+def _operation(node: ast.expr, program: _Program) -> str | Entered:
+    """An operator, comparison, condition or subscript: its operands in evaluation order. On values of a program that
+    defines no dunder, property or descriptor (`quiet_attributes`), operators run none of its code (builtin values
+    compute, its own objects raise), so such an operation of quiet parts is quiet; where an operand is evaluated only
+    on some runs (after ``and`` / ``or``, a chained comparison's later parts, either branch of ``x if c else y``), it
+    must be quiet, or the walk cannot say what runs first."""
+    if not program.quiet_attributes:
+        return LOUD
+    if isinstance(node, ast.BinOp):
+        always, sometimes = [node.left, node.right], []
+    elif isinstance(node, ast.UnaryOp):
+        always, sometimes = [node.operand], []
+    elif isinstance(node, ast.Compare):
+        always, sometimes = [node.left, node.comparators[0]], node.comparators[1:]
+    elif isinstance(node, ast.BoolOp):
+        always, sometimes = node.values[:1], node.values[1:]
+    elif isinstance(node, ast.IfExp):
+        always, sometimes = [node.test], [node.body, node.orelse]
+    elif isinstance(node, ast.Subscript):
+        if not isinstance(node.ctx, ast.Load):
+            return LOUD
+        always, sometimes = [node.value, node.slice], []
+    else:  # a slice: its bounds, left to right
+        always, sometimes = [part for part in (node.lower, node.upper, node.step) if part is not None], []  # type: ignore[attr-defined]
+    first = _sequence(always, program)
+    if first != QUIET:
+        return first
+    return QUIET if _sequence(sometimes, program) == QUIET else LOUD
 
 
 def _sequence(nodes: list[ast.expr], program: _Program) -> str | Entered:

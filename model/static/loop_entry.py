@@ -97,17 +97,10 @@ def loop_position(program: str, top: Frame) -> Position | None:
     if loop is None:
         return None
     shown = loop.names & set(top.locals)
-    if isinstance(loop.node.iter, ast.Name):
-        text = top.locals.get(loop.node.iter.id)
-        items = shown_items(text) if plain_containers(program) else None
-        if items is None or (shown and not body_keeps_sequence(program, loop.node, loop.scope, mutable=text[:1] in "[{")):  # type: ignore[index]
-            return None
-        length = len(items)
-    else:
-        constant = _constant_items(loop.node)
-        if constant is None:
-            return None
-        length, items = constant
+    sequence = _sequence(program, loop, top, later=bool(shown))
+    if sequence is None:
+        return None
+    length, items = sequence
     if not shown:
         return Position(loop, 0, length, items)
     if shown != loop.names or not loop.alone or items is None:
@@ -118,6 +111,77 @@ def loop_position(program: str, top: Frame) -> Position | None:
     current = {name: top.locals[name] for name in loop.names}
     matches = [i for i, r in enumerate(reprs) if r == current]
     return Position(loop, matches[0] + 1, length, items) if len(matches) == 1 else None
+
+
+MAX_RANGE = 10_000  # items of a range a rule lists (a longer one is left to the model)
+
+
+def _sequence(program: str, loop: _Loop, top: Frame, later: bool) -> tuple[int, tuple[object, ...] | None] | None:
+    """How many items the loop's header walks and their values in order, as the stop `top` shows what it iterates; on a
+    `later` run (the targets shown), only where the body cannot have changed that (`body_keeps_sequence`)."""
+    node = loop.node.iter
+    if isinstance(node, ast.Name):
+        items = _shown_sequence(program, loop, top, node.id, later)
+        return None if items is None else (len(items), items)
+    if isinstance(node, ast.Call):
+        items = _builtin_items(program, loop, top, later)
+        return None if items is None else (len(items), items)
+    return _constant_items(loop.node)
+
+
+def _shown_sequence(program: str, loop: _Loop, top: Frame, name: str, later: bool) -> tuple[object, ...] | None:
+    """The items of the sequence `name` holds as `top` shows it (`shown_items`), when it is the one the loop walks."""
+    text = top.locals.get(name)
+    items = shown_items(text) if plain_containers(program) else None
+    if items is None or (later and not body_keeps_sequence(program, loop.node, loop.scope, name, mutable=text[:1] in "[{")):  # type: ignore[index]
+        return None
+    return items
+
+
+def _builtin_items(program: str, loop: _Loop, top: Frame, later: bool) -> tuple[object, ...] | None:
+    """The items of ``range(...)`` over ints (constants or names the stop shows as ints) and of ``enumerate(seq)`` (a
+    constant display or a shown sequence, a constant ``start``); None for any other call."""
+    call: ast.Call = loop.node.iter  # type: ignore[assignment]
+    func = call.func.id  # type: ignore[attr-defined]
+    if func == "range":
+        bounds = []
+        for arg in call.args:
+            if isinstance(arg, ast.Name):
+                if not _int_repr(top.locals.get(arg.id)) or (later and not body_keeps_sequence(program, loop.node, loop.scope, arg.id, mutable=False)):
+                    return None
+                bounds.append(int(top.locals[arg.id]))
+            else:
+                value = _literal(arg) if _constant(arg) else None
+                if not isinstance(value, int) or isinstance(value, bool):
+                    return None
+                bounds.append(value)
+        try:
+            numbers = range(*bounds)
+        except (TypeError, ValueError):  # range(1, 2, 0)
+            return None
+        return tuple(numbers) if 0 < len(bounds) <= 3 and len(numbers) <= MAX_RANGE else None
+    if func != "enumerate" or len(call.args) != 1:
+        return None
+    start = next((k.value for k in call.keywords if k.arg == "start"), ast.Constant(0))
+    arg = call.args[0]
+    if isinstance(arg, ast.Name):
+        sequence: object = _shown_sequence(program, loop, top, arg.id, later)
+    elif isinstance(arg, (ast.List, ast.Tuple)) or (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+        sequence = _literal(arg)
+    else:
+        return None
+    first = _literal(start)
+    if not isinstance(sequence, (tuple, list, str)) or not isinstance(first, int) or isinstance(first, bool):
+        return None
+    return tuple(enumerate(sequence, first))
+
+
+def _literal(node: ast.expr) -> object:
+    """The value of a constant expression (parsed, never run), or None when it does not build (a set of lists)."""
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def iterates_shown_sequence(program: str, top: Frame) -> bool:
@@ -169,6 +233,7 @@ def _header_loop(program: str, line: int) -> ast.For | None:
 
 
 ITERATION_BUILTINS = frozenset({"enumerate", "zip", "reversed", "range", "sorted"})
+PLACED_BUILTINS = frozenset({"enumerate", "range"})  # loops over them `loop_position` places (their items read from the stop)
 
 
 @lru_cache(maxsize=32)
@@ -270,18 +335,21 @@ class _Loop:
 
 @lru_cache(maxsize=32)
 def _loops(program: str) -> dict[int, _Loop]:
-    """Header line -> each one-line `for` header over a non-empty display of constants or over a plain name, whose
-    target names are plain names no statement deletes or declares `global` / `nonlocal` anywhere in the program."""
+    """Header line -> each one-line `for` header over a non-empty display of constants, over a plain name, or over
+    ``range`` / ``enumerate`` as `_iteration_loops` accepts them, whose target names are plain names no statement
+    deletes or declares `global` / `nonlocal` anywhere in the program."""
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
     unsafe = _unsafe_targets(tree)
+    builtin = _iteration_loops(program)
     out = {}
     for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
         for node, looped in _scope_loops(scope):
             over_name = isinstance(node.iter, ast.Name) and bool(node.body) and _target_names(node.target) is not None
-            if not (constant_loop(node) or over_name) or node.iter.lineno != node.lineno or node.iter.end_lineno != node.lineno:
+            counted = node.lineno in builtin and builtin[node.lineno].iter.func.id in PLACED_BUILTINS  # type: ignore[attr-defined]
+            if not (constant_loop(node) or over_name or counted) or node.iter.lineno != node.lineno or node.iter.end_lineno != node.lineno:
                 continue
             names = _target_names(node.target) or set()
             if not names or names & unsafe or any(n.startswith("__") for n in names):

@@ -32,18 +32,16 @@ PLAIN_DECORATORS = frozenset({"dataclass", "staticmethod", "classmethod"})  # th
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def body_keeps_sequence(program: str, loop: ast.For, scope: ast.AST, *, mutable: bool = True) -> bool:
-    """Whether, after running `loop`'s body (a loop of `scope`'s own code over a plain name), the name still holds the
-    sequence the loop walks, as it was (see the module docstring): for an immutable one (`mutable` False: a tuple or
-    a string), that the body never names it. False whenever unsure."""
-    if not isinstance(loop.iter, ast.Name):
-        return False
-    name = loop.iter.id
+def body_keeps_sequence(program: str, loop: ast.For, scope: ast.AST, name: str, *, mutable: bool = True) -> bool:
+    """Whether, after running `loop`'s body (a loop of `scope`'s own code), `name` still holds what the loop's header
+    read from it, as it was (see the module docstring): for a list or dict (`mutable`), that the body never names it
+    and cannot reach it; for an immutable value (a tuple, a string, an int of ``range``), that the body never binds it
+    and no function declares it ``global`` / ``nonlocal``. False whenever unsure."""
     body = [node for statement in loop.body for node in ast.walk(statement)]
+    if not mutable:
+        return name not in _declared(program) and not any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in body)
     if any(isinstance(n, ast.Name) and n.id == name for n in body):
         return False
-    if not mutable:
-        return True
     facts = _facts(program)
     return facts is not None and _harmless(body, _fresh_names(scope), facts, set())
 
@@ -66,6 +64,16 @@ class _Facts:
         defined = sum(1 for n in tree.body if isinstance(n, _SCOPES) and n.name in self.functions)
         self.unique_functions = defined == len(self.functions) and not any(
             isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id in self.functions for n in ast.walk(tree))
+
+
+@lru_cache(maxsize=32)
+def _declared(program: str) -> frozenset[str]:
+    """Names some function declares ``global`` or ``nonlocal`` (a program that cannot be read has no loop to place)."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    return frozenset(name for n in ast.walk(tree) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names)
 
 
 @lru_cache(maxsize=32)
