@@ -16,7 +16,9 @@ list, tuple, string or dict debugpy showed in full, in a program that defines no
 its first item, or past the loop when the sequence is empty. Its later runs are placed like a loop over constants
 (the item after the one the targets show, in the sequence the stop shows) where the body cannot have changed the
 sequence: a tuple or string, or a list or dict the body never names and cannot reach
-(`model.static.loop_mutation.body_keeps_sequence`).
+(`model.static.loop_mutation.body_keeps_sequence`). Loops over ``range`` (ints: constants, or names the stop shows as
+ints that the body never rebinds) and ``enumerate`` (of a constant display or a shown sequence) are placed the same
+way, from the items the stop's values give.
 
 `item_literals` gives the values the step binds: the reprs of the next item (parsed by `ast.literal_eval`, never run),
 which the step into the body certainly shows (`model.static.line_effects.kept_locals`).
@@ -113,7 +115,7 @@ def loop_position(program: str, top: Frame) -> Position | None:
     return Position(loop, matches[0] + 1, length, items) if len(matches) == 1 else None
 
 
-MAX_RANGE = 10_000  # items of a range a rule lists (a longer one is left to the model)
+MAX_RANGE = 1_000  # items of a range a rule lists (a longer one is left to the model: each stop matches the targets against them)
 
 
 def _sequence(program: str, loop: _Loop, top: Frame, later: bool) -> tuple[int, tuple[object, ...] | None] | None:
