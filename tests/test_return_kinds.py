@@ -9,7 +9,7 @@ import regex
 from model.static.entry_locals import entry_locals, inverse_call_regex
 from model.static.flow_regex import return_value_regex
 from model.static.param_kinds import param_starts
-from model.static.return_kinds import local_kinds, return_kinds
+from model.static.return_kinds import local_kinds, return_kinds, return_literals
 from model.prompt import language as lang
 from model.static.value_kinds import kinds_value_regex, repr_fits, repr_kind, starts_value_regex, starts_with_attribute
 from protocol.debugger import Frame, ReturnValue, State, StopReason
@@ -119,6 +119,30 @@ def test_every_recorded_return_value_has_an_allowed_kind(seed: int) -> None:
             checked += 1
             assert repr_fits(rv.value, kinds[rv.name.rsplit(".", 1)[-1]]), (source, rv)
     assert checked > 10
+
+
+def test_functions_returning_constants_return_those_or_none() -> None:
+    program = ("def letter(score):\n    if score >= 90:\n        return 'A'\n    if score > 0:\n        return -1\n    return\n\n\n"
+               "def g(x):\n    return x\n\n\ndef h():\n    yield 1\n    return 2\n\n\nclass A:\n    def m(self):\n        return 1\n\n\n"
+               "class B:\n    def m(self):\n        return 2\n")
+    assert return_literals(program) == {"letter": frozenset({"'A'", "-1", "None"})}  # not g, not a generator, not a name defined twice
+    grammar = regex.compile(return_value_regex(program, ["letter", "g"]))
+    assert grammar.fullmatch('letter"\'A\'"') and grammar.fullmatch('letter"None"')
+    assert not grammar.fullmatch('letter"\'B\'"') and grammar.fullmatch('g"\'B\'"')
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_recorded_return_value_of_a_constant_returning_function_is_listed(seed: int) -> None:
+    checked = 0
+    for source, trace in recorded_programs(15, seed):
+        literals = return_literals(source)
+        for state in InverseChain(trace, max_states=400).states:
+            rv = state.return_value
+            if rv is None or any(f.file is not None for f in state.frames) or rv.name.rsplit(".", 1)[-1] not in literals:
+                continue
+            checked += 1
+            assert rv.value in literals[rv.name.rsplit(".", 1)[-1]], (source, rv)
+    assert checked > 3
 
 
 def test_a_functions_locals_take_the_kinds_of_their_bindings() -> None:

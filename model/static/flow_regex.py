@@ -25,7 +25,7 @@ from model.static.flow import (INIT_METHODS, AnyStack, Continue, FlowSet, FlowUn
                                program_flow, startable_from)  # fmt: skip
 from model.static.frame_names import calling_names, frame_names as visible_names
 from model.static.line_effects import quiet_lines
-from model.static.return_kinds import local_kinds, return_kinds
+from model.static.return_kinds import local_kinds, return_kinds, return_literals
 from model.static.value_kinds import kinds_value_regex
 from protocol.debugger import Ending, Frame, State, StopReason, display_key
 
@@ -305,8 +305,10 @@ def return_value_regex(program: str, names: Iterable[str], *, typed: bool = True
     if _imports(program):  # a library function written in Python shows its return value too (``(return) wraps``)
         return f"(?:{lang.GENERIC_NAME_RE}\\.)?{lang.GENERIC_NAME_RE}{lang.JSON_STRING_RE}"
     name_re = alt(re.escape(n) for n in names) or lang.GENERIC_NAME_RE
+    literals = return_literals(program) if typed else {}
     typed = return_kinds(program) if typed else {}
-    options = [f"{re.escape(n)}{kinds_value_regex(kinds)}" for n, kinds in sorted(typed.items()) if n in names]
+    options = [f"{re.escape(n)}{_literal_values_regex(literals[n]) if n in literals else kinds_value_regex(kinds)}"
+               for n, kinds in sorted(typed.items()) if n in names]
     plain = [n for n in names if n not in typed]
     if plain or not names:  # the untyped functions (any name when the program's names are unknown)
         options.append(f"{alt(re.escape(n) for n in plain) or lang.GENERIC_NAME_RE}{lang.JSON_STRING_RE}")
@@ -372,6 +374,7 @@ def returned_value_regex(program: str, names: Sequence[str], *, typed: bool = Tr
         return ""
     flow = program_flow(program)
     typed_kinds = return_kinds(program) if typed else {}
+    literals = return_literals(program) if typed else {}
     owners = alt(re.escape(c) for c in sorted(flow.classes))
     options = []
     for name in names:
@@ -379,9 +382,19 @@ def returned_value_regex(program: str, names: Sequence[str], *, typed: bool = Tr
         owner = f"(?:{owners}\\.)" if owners else ""
         if owner and not _plain_method(flow, name):
             owner += "?"
-        shown = re.escape(lang.json_string("None")) if raised else kinds_value_regex(kinds) if kinds else lang.JSON_STRING_RE
+        if raised:
+            shown = re.escape(lang.json_string("None"))
+        elif name in literals:
+            shown = _literal_values_regex(literals[name])
+        else:
+            shown = kinds_value_regex(kinds) if kinds else lang.JSON_STRING_RE
         options.append(f"{owner}{re.escape(name)}{shown}")
     return f"{re.escape(lang.RETURN_SEP)}{alt(options)}"
+
+
+def _literal_values_regex(reprs: Iterable[str]) -> str:
+    """A return value shown as one of `reprs` (`model.static.return_kinds.return_literals`)."""
+    return alt(re.escape(lang.json_string(text)) for text in sorted(reprs))
 
 
 def _plain_method(flow: ProgramFlow, name: str) -> bool:

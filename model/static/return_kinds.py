@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import builtins
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -78,6 +78,52 @@ _REFLECTED = frozenset(f"__{op}__" for name in ("add", "sub", "mul", "truediv", 
 def return_kinds(program: str) -> dict[str, Kinds]:
     """Function name -> the kinds its return value can have (only the functions whose every return is typed)."""
     return dict(_analyse(program))
+
+
+def return_literals(program: str) -> dict[str, frozenset[str]]:
+    """Function name -> the reprs its return value can show, for the functions defined once under their name (not a
+    generator, coroutine or lambda) whose every ``return`` returns a constant (``"A"``, ``3``, ``-1.5``, ``None``,
+    ``True``) debugpy shows in full: those reprs and ``None`` (a bare ``return``, falling off the end, or an exception
+    leaving the frame). Nothing is run; the values are the source's own literals."""
+    return dict(_literals(program))
+
+
+@lru_cache(maxsize=64)
+def _literals(program: str) -> tuple[tuple[str, frozenset[str]], ...]:
+    from model.static.call_args import value_repr
+
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ()
+    functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+    counts = Counter(n.name for n in functions if not isinstance(n, ast.Lambda))
+    out = []
+    for node in functions:
+        if not isinstance(node, ast.FunctionDef) or counts[node.name] != 1:
+            continue
+        reprs = {"None"}
+        for sub in _own_nodes(node):
+            if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await)):
+                break
+            if isinstance(sub, ast.Return) and sub.value is not None:
+                text = _constant_repr(sub.value, value_repr)
+                if text is None:
+                    break
+                reprs.add(text)
+        else:
+            out.append((node.name, frozenset(reprs)))
+    return tuple(sorted(out))
+
+
+def _constant_repr(node: ast.expr, value_repr: "Callable[[object], str | None]") -> str | None:
+    """The repr debugpy shows for a constant expression (a literal, or a negated number), or None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
+        value = node.operand.value
+        return value_repr(-value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
+        return value_repr(node.value)
+    return None
 
 
 def local_kinds(program: str) -> dict[str, dict[str, Kinds]]:
