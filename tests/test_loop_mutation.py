@@ -41,6 +41,8 @@ def test_bodies_that_cannot_reach_the_sequence(body: str) -> None:
     ("price.append(1)", ""),  # a method of something that did not come fresh
     ("total += Box(price).n", "class Box:\n    def __init__(self, n):\n        self.n = n\n\n\n"),  # a class's code runs
     ("f = lambda: 1", ""),
+    ("total += max([price], key=grab)", "def grab(x):\n    x.append(1)\n    return 1\n\n\n"),  # a key function that mutates
+    ("out.sort(key=Box)", "class Box:\n    def __init__(self, n):\n        self.n = n\n\n\n"),
     ("total += line_total(price, qty)", "class P:\n    def __add__(self, other):\n        return 1\n\n\n"),  # operators may run code
     ("total += line_total(price, qty)", "@property\ndef odd(self):\n    return 1\n\n\n"),
 ])

@@ -11,7 +11,8 @@ says so when nothing the body runs can reach a list or dict it was not given as 
 * every call is a builtin of `SAFE_BUILTINS` the program never rebinds, a method of a string constant or of a *fresh*
   local (one every binding of which, in its scope, is a display, a comprehension or a constant: never a parameter or
   another name, so never an alias of the iterated object), or a function of the program that passes the same test
-  (its own calls too) and reads no module-level name but functions and builtins;
+  (its own calls too) and reads no module-level name but functions and builtins; a function named anywhere else (a
+  ``key=`` passed on) passes the same test, and no class is named (its ``__init__`` may run);
 * subscript assignments and deletions touch fresh locals only.
 
 It is deliberately narrow: anything else (a method of an object that came from elsewhere, ``global``, a lambda)
@@ -51,6 +52,7 @@ class _Facts:
 
     def __init__(self, tree: ast.Module) -> None:
         self.functions = {n.name: n for n in tree.body if isinstance(n, _SCOPES)}
+        self.classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
         self.bound: set[str] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -150,6 +152,9 @@ def _harmless(nodes: list[ast.AST], fresh: frozenset[str], facts: _Facts, seen: 
                 return False
         if isinstance(node, ast.Call) and not _harmless_call(node, fresh, facts, seen):
             return False
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):  # a function passed on may be called there
+            if node.id in facts.classes or (node.id in facts.functions and not _harmless_function(node.id, facts, seen)):
+                return False
     return True
 
 
@@ -163,12 +168,15 @@ def _harmless_call(call: ast.Call, fresh: frozenset[str], facts: _Facts, seen: s
         return False
     if func.id in SAFE_BUILTINS and func.id not in facts.bound and hasattr(builtins, func.id):
         return True
-    function = facts.functions.get(func.id)
-    if function is None:
-        return False
-    if func.id in seen:
+    return func.id in facts.functions and _harmless_function(func.id, facts, seen)
+
+
+def _harmless_function(name: str, facts: _Facts, seen: set[str]) -> bool:
+    """Whether calling the program's function `name` changes no list or dict it did not make (each checked once)."""
+    if name in seen:
         return True
-    seen.add(func.id)
+    seen.add(name)
+    function = facts.functions[name]
     return _reads_no_module_data(function, facts) and _harmless(
         [node for statement in function.body for node in ast.walk(statement)], _fresh_names(function), facts, seen)
 
