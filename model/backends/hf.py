@@ -241,8 +241,9 @@ class HFBackend:
         regex alone does not see), the loop backs up: the last choice is taken back and banned there, up to
         `MAX_BACKTRACKS` times, before it gives up ("error"). Past `deadline` (time.monotonic()) it stops ("deadline");
         with `stop_repeats`, as soon as the text ends in a long repetition inside one value (`repeating_tail`: "repeat").
-        Each model call runs the chosen token with up to `lookahead` drafted ones (`model.backends.lookup`); a drafted
-        token is kept only where the decoding rule chooses it from the row before, so the answer is the same."""
+        Each model call runs the chosen token with a draft: the tokens of the text the grammar forces next (`_forced_ids`)
+        and up to `lookahead` looked up (`model.backends.lookup`); a drafted token is kept only where the decoding rule
+        chooses it from the row before, so the answer is the same."""
         with self._torch.inference_mode():
             logits, prefilled = self._prefill(prompt_ids)
             base = len(prompt_ids)
