@@ -24,6 +24,9 @@ import ast
 import builtins
 from functools import lru_cache
 
+from model.static.first_call import own_nodes
+from model.static.reach import _rebound_names
+
 SAFE_BUILTINS = frozenset({
     "abs", "all", "any", "bool", "chr", "divmod", "enumerate", "float", "format", "hash", "int", "isinstance", "len",
     "list", "dict", "max", "min", "ord", "pow", "print", "range", "repr", "reversed", "round", "set", "sorted", "str",
@@ -38,60 +41,48 @@ def body_keeps_sequence(program: str, loop: ast.For, scope: ast.AST, name: str, 
     read from it, as it was (see the module docstring): for a list or dict (`mutable`), that the body never names it
     and cannot reach it; for an immutable value (a tuple, a string, an int of ``range``), that the body never binds it
     and no function declares it ``global`` / ``nonlocal``. False whenever unsure."""
+    facts = _facts(program)
+    if facts is None:
+        return False
     body = [node for statement in loop.body for node in ast.walk(statement)]
     if not mutable:
-        return name not in _declared(program) and not any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in body)
-    if any(isinstance(n, ast.Name) and n.id == name for n in body):
+        return name not in facts.declared and not any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in body)
+    if not facts.plain or any(isinstance(n, ast.Name) and n.id == name for n in body):
         return False
-    facts = _facts(program)
-    return facts is not None and _harmless(body, _fresh_names(scope), facts, set())
+    return _harmless(body, _fresh_names(scope), facts, set())
 
 
 class _Facts:
-    """What the checks need of the whole program: its module-level functions by name, and the names it binds."""
+    """What the checks need of the whole program: its module-level functions by name, its classes, the names it binds,
+    the names some function declares ``global`` / ``nonlocal``, and whether it is `plain`: no special method but
+    ``__init__``, no decorator but `PLAIN_DECORATORS`, each module-level function defined once and never rebound."""
 
     def __init__(self, tree: ast.Module) -> None:
         self.functions = {n.name: n for n in tree.body if isinstance(n, _SCOPES)}
         self.classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-        self.bound: set[str] = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                self.bound.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self.bound.add(node.name)
-            elif isinstance(node, ast.alias):
-                self.bound.add((node.asname or node.name).split(".")[0])
-            elif isinstance(node, ast.arg):
-                self.bound.add(node.arg)
-        defined = sum(1 for n in tree.body if isinstance(n, _SCOPES) and n.name in self.functions)
-        self.unique_functions = defined == len(self.functions) and not any(
-            isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and n.id in self.functions for n in ast.walk(tree))
+        self.declared = {name for n in ast.walk(tree) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+        self.bound = _rebound_names(tree) | {n.name for n in ast.walk(tree) if isinstance(n, (*_SCOPES, ast.ClassDef))}
+        defined = [n.name for n in tree.body if isinstance(n, _SCOPES)]
+        stored = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        self.plain = len(defined) == len(set(defined)) and not (self.functions.keys() & stored) and not any(
+            _special(node) for node in ast.walk(tree))
 
 
-@lru_cache(maxsize=32)
-def _declared(program: str) -> frozenset[str]:
-    """Names some function declares ``global`` or ``nonlocal`` (a program that cannot be read has no loop to place)."""
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
-    return frozenset(name for n in ast.walk(tree) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names)
+def _special(node: ast.AST) -> bool:
+    """A special method other than ``__init__``, or a decorator that may add code (a property runs where an attribute
+    is only read)."""
+    if isinstance(node, _SCOPES) and node.name.startswith("__") and node.name.endswith("__") and node.name != "__init__":
+        return True
+    return isinstance(node, (*_SCOPES, ast.ClassDef)) and any(_decorator_name(d) not in PLAIN_DECORATORS for d in node.decorator_list)
 
 
 @lru_cache(maxsize=32)
 def _facts(program: str) -> _Facts | None:
-    """The program's `_Facts`, or None when it cannot be read or defines a special method other than ``__init__``."""
+    """The program's `_Facts`, or None when it cannot be read."""
     try:
-        tree = ast.parse(program)
+        return _Facts(ast.parse(program))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, _SCOPES) and node.name.startswith("__") and node.name.endswith("__") and node.name != "__init__":
-            return None
-        if isinstance(node, (*_SCOPES, ast.ClassDef)) and any(_decorator_name(d) not in PLAIN_DECORATORS for d in node.decorator_list):
-            return None  # a property runs code where the source only reads an attribute
-    facts = _Facts(tree)
-    return facts if facts.unique_functions else None
 
 
 def _decorator_name(node: ast.expr) -> str | None:
@@ -111,7 +102,7 @@ def _fresh_names(scope: ast.AST) -> frozenset[str]:
     if isinstance(scope, _SCOPES):
         spoiled |= {a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg)}
     made: set[int] = set()  # the target nodes of fresh bindings
-    nodes = _own_nodes(scope)
+    nodes = own_nodes(scope)
     for node in nodes:
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             spoiled.update(node.names)
@@ -123,18 +114,6 @@ def _fresh_names(scope: ast.AST) -> frozenset[str]:
             made.add(id(node.target))
     spoiled |= {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) and id(n) not in made}
     return frozenset(fresh - spoiled)
-
-
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
-    """Every node of `scope`'s own code (not of the functions, classes and lambdas it defines)."""
-    out: list[ast.AST] = []
-    todo = list(ast.iter_child_nodes(scope))
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if not isinstance(node, (*_SCOPES, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
-    return out
 
 
 def _fresh_value(node: ast.expr) -> bool:
@@ -185,8 +164,8 @@ def _reads_no_module_data(function: ast.FunctionDef | ast.AsyncFunctionDef, fact
     """Whether every name `function` reads is its own, a module-level function or a builtin: it reaches no list or
     dict but what it is given and makes."""
     own = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-    own |= {n.id for n in _own_nodes(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    for node in _own_nodes(function):
+    own |= {n.id for n in own_nodes(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    for node in own_nodes(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in own:
             if node.id not in facts.functions and not (hasattr(builtins, node.id) and node.id not in facts.bound):
                 return False
