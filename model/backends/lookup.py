@@ -42,12 +42,12 @@ class LookupDrafter:
         `after`: tokens taken to follow those seen (a draft already made), the proposal goes on from them."""
         if limit <= 0:
             return []
-        seen = [*self.ids, *after]
+        tail = [*self.ids[-max(MATCH_LENGTHS):], *after]  # the last tokens seen, the draft's after them
         end = len(self.ids)
         for n in MATCH_LENGTHS:
-            if len(seen) < n:
+            if len(tail) < n:
                 continue
-            start = self._last_end.get(tuple(seen[len(seen) - n:]))
+            start = self._last_end.get(tuple(tail[-n:]))
             if start is not None and start < end:
                 return self.ids[start:min(start + limit, end)]
         return []

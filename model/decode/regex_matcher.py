@@ -129,7 +129,8 @@ class ByteMatcher:
         with self._lock:
             if self._advance(text.encode()) is None:
                 return ""
-            forced = self._matcher.compute_ff_bytes()  # llguidance's fast-forward: the only bytes a match can take next
+            fast_forward = getattr(self._matcher, "compute_ff_bytes", None)  # llguidance's: the only bytes a match can take next
+            forced = fast_forward() if fast_forward is not None else b""
         return whole_characters(forced)
 
     def _advance(self, data: bytes) -> bool | None:

@@ -26,9 +26,11 @@ from __future__ import annotations
 import ast
 import builtins
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+
+from model.static.call_args import value_repr
 
 Kinds = frozenset[str]
 STR, INT, FLOAT, BOOL, NONE = frozenset({"str"}), frozenset({"int"}), frozenset({"float"}), frozenset({"bool"}), frozenset({"None"})
@@ -90,8 +92,6 @@ def return_literals(program: str) -> dict[str, frozenset[str]]:
 
 @lru_cache(maxsize=64)
 def _literals(program: str) -> tuple[tuple[str, frozenset[str]], ...]:
-    from model.static.call_args import value_repr
-
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -107,7 +107,7 @@ def _literals(program: str) -> tuple[tuple[str, frozenset[str]], ...]:
             if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await)):
                 break
             if isinstance(sub, ast.Return) and sub.value is not None:
-                text = _constant_repr(sub.value, value_repr)
+                text = _constant_repr(sub.value)
                 if text is None:
                     break
                 reprs.add(text)
@@ -116,7 +116,7 @@ def _literals(program: str) -> tuple[tuple[str, frozenset[str]], ...]:
     return tuple(sorted(out))
 
 
-def _constant_repr(node: ast.expr, value_repr: "Callable[[object], str | None]") -> str | None:
+def _constant_repr(node: ast.expr) -> str | None:
     """The repr debugpy shows for a constant expression (a literal, or a negated number), or None."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant):
         value = node.operand.value
