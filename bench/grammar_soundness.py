@@ -21,6 +21,7 @@ from model.decode.spec import build_spec
 from model.prompt import language as lang
 from model.static.reach import returned_call
 from protocol.debugger import Trajectory
+from train.data import read_trajectories
 
 from tqdm import tqdm
 
@@ -29,18 +30,12 @@ def trajectories(folders: list[Path], limit: int) -> Iterator[Trajectory]:
     """The forward trajectories of each folder's shards, at most `limit` of each folder (0: all)."""
     for folder in folders:
         seen = 0
-        for shard in sorted(folder.glob("shard-*.jsonl")):
-            with shard.open(encoding="utf-8") as fh:
-                for line in fh:
-                    if limit and seen >= limit:
-                        break
-                    try:
-                        trajectory = Trajectory.model_validate_json(line)
-                    except ValueError:
-                        continue
-                    if trajectory.direction == "forward":
-                        seen += 1
-                        yield trajectory
+        for trajectory in read_trajectories(sorted(folder.glob("shard-*.jsonl"))):
+            if limit and seen >= limit:
+                break
+            if trajectory.direction == "forward":
+                seen += 1
+                yield trajectory
 
 
 def check(trajectory: Trajectory) -> Iterator[tuple[str, int, str]]:
