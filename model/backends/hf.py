@@ -416,25 +416,24 @@ class HFBackend:
     def _forced_ids(self, constraint: Constraint | None, data: bytes) -> list[int]:
         """The tokens of the text every answer the grammar allows after `data` goes on with (the tokenizer's own split of
         it; a drafted token is kept only where the decoding chooses it, so another split costs calls, not answers)."""
+        text = self._forced_text(constraint, data)
+        return self.tokenizer.encode(text, add_special_tokens=False) if text else []
+
+    def _forced_text(self, constraint: Constraint | None, data: bytes) -> str:
+        """The text every answer the grammar allows after `data` goes on with ("" without forced drafts, a grammar that
+        cannot say, or `data` ending inside a character)."""
         forced_text = getattr(constraint, "forced_text", None)
         split = split_utf8(data) if forced_text is not None and self.forced_drafts else None
-        if split is None or split[1]:
-            return []
-        text = forced_text(split[0])
-        return self.tokenizer.encode(text, add_special_tokens=False) if text else []
+        return "" if split is None or split[1] else forced_text(split[0])  # type: ignore[misc]
 
     def _forced_number(self, constraint: Constraint | None, data: bytes, budget: int) -> ForcedNumber | None:
         """The whole number the grammar forces after `data` (its digits, then a character that ends it), when the checks
         allow it: the number `best_number` would find, without a model call per digit. None otherwise."""
-        forced_text = getattr(constraint, "forced_text", None)
-        split = split_utf8(data)
-        if forced_text is None or not self.forced_drafts or not self.whole_numbers or split is None or split[1]:
-            return None
-        digits = forced_number_digits(forced_text(split[0]))
+        digits = forced_number_digits(self._forced_text(constraint, data)) if self.whole_numbers else ""
         if not digits or len(digits) > budget - 1 or any(c not in self._digit_ids for c in digits):
             return None
-        text = split[0] + digits
-        if not constraint.allows(text) or not any(constraint.allows(text + end) for end in NUMBER_ENDERS):
+        text = data.decode() + digits  # whole characters: `_forced_text` said so
+        if constraint is None or not constraint.allows(text) or not any(constraint.allows(text + end) for end in NUMBER_ENDERS):
             return None
         return ForcedNumber(digits, tuple(self._digit_ids[c] for c in digits))
 
