@@ -51,6 +51,8 @@ def test_every_evaluation_set_is_held_out(held: HeldOut) -> None:
     assert held.rejection(_spec("from helpers import total\nx = total([])\n", (("helpers.py", helper),))) == "held out: everyday function"
     copy = module_copy(stdlib_source("textwrap"))
     assert held.rejection(_spec("import tw\nx = tw.dedent(' a')\n", (("tw.py", copy),))) == "held out: realworld module"
+    getopt_copy = module_copy(stdlib_source("getopt"))
+    assert held.rejection(_spec("import go\nx = go.getopt([], '')\n", (("go.py", getopt_copy),))) == "held out: realworld dev module"
     assert held.rejection(_spec("x = 1\ny = [x, 2.5, None]\n")) is None
 
 

@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from protocol.debugger import Action, ActionKind
+from tracegen.module_drivers import DEV_DRIVERS, TRAIN_DRIVERS
 from tracegen.realworld import DRIVERS, build_program, module_copy, write_corpus
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
@@ -56,3 +57,37 @@ def test_cli_writes_the_corpus_and_refuses_unknown_modules(tmp_path):
     assert sorted(p.name for p in (tmp_path / "rw" / "long").iterdir()) == ["bisect_long.py", "keyword_long.py"]
     bad = subprocess.run(cmd[:-1] + ["nope"], capture_output=True, text=True, cwd=REPO, timeout=120)
     assert bad.returncode == 2 and "no driver for 'nope'" in bad.stderr
+
+
+def test_evaluation_dev_and_training_drivers_use_disjoint_modules():
+    assert not set(DRIVERS) & set(DEV_DRIVERS)
+    assert not set(DRIVERS) & set(TRAIN_DRIVERS)
+    assert not set(DEV_DRIVERS) & set(TRAIN_DRIVERS)
+
+
+@pytest.mark.parametrize("module", sorted(DEV_DRIVERS) + sorted(TRAIN_DRIVERS))
+def test_dev_and_training_programs_run_to_a_normal_exit(module, tmp_path):
+    driver = DEV_DRIVERS.get(module) or TRAIN_DRIVERS[module]
+    program = build_program(module, driver)
+    (tmp_path / "long.py").write_text(program.single)
+    (tmp_path / "main.py").write_text(program.main)
+    (tmp_path / f"{module.replace('.', '_')}_impl.py").write_text(program.impl)
+    for script in ("long.py", "main.py"):
+        done = subprocess.run([sys.executable, "-W", "ignore", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr[-400:]
+
+
+def test_a_name_defined_in_a_fallback_block_is_qualified():
+    program = build_program("ntpath", "norm = normpath('C:/a/../b')\n")  # normpath: try/except ImportError
+    assert "ntpath_impl.normpath(" in program.main
+
+
+def test_cli_writes_the_dev_slice(tmp_path):
+    cmd = [sys.executable, "-m", "neural_debugger_cli", "tracegen", "realworld", "--split", "dev", "--out", str(tmp_path / "rw"), "--modules", "getopt"]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "rw" / "projects" / "getopt" / "getopt_impl.py").is_file()
+    bad = subprocess.run(cmd[:-1] + ["bisect"], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert bad.returncode == 2 and "no driver for 'bisect'" in bad.stderr  # a test module is not in the dev split
+    split = subprocess.run(cmd[:5] + ["--split", "train", "--out", str(tmp_path / "x")], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert split.returncode == 2 and "unknown split" in split.stderr

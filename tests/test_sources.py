@@ -184,6 +184,28 @@ def test_default_doctest_modules_hold_no_evaluation_or_dev_module() -> None:
     assert {p.origin.split(":")[1].split(".")[0] for p in dev.programs} <= set(DEV_DOCTEST_MODULES)
 
 
+def test_dev_slice_driver_modules_are_refused_for_training() -> None:
+    source = DoctestSource(("getopt", "statistics"))
+    assert source.skipped == {"getopt": "in the dev slice"}
+
+
+def test_driven_modules_come_as_long_files_and_projects_with_wider_bounds() -> None:
+    from tracegen.module_drivers import TRAIN_DRIVERS
+    from tracegen.synth.filter import bounds_for
+
+    source = parse_sources("realworld-train").sources[0]
+    assert len(source.programs) == 2 * len(TRAIN_DRIVERS)
+    project = next(p for p in source.programs if p.origin == "driven-project:posixpath")
+    assert project.source.startswith("import posixpath_impl\n") and [m for m, _ in project.modules] == ["posixpath_impl.py"]
+    long_file = next(p for p in source.programs if p.origin == "driven-long:posixpath")
+    assert not long_file.modules and "# --- driver (appended) ---" in long_file.source
+    trace, reason = record_filtered(project, POLICY)
+    assert reason is None, reason
+    assert any(info.file == "posixpath_impl.py" and info.name == "normpath" for info in trace.frames.values())
+    wide = bounds_for("driven", POLICY)
+    assert wide.max_stops == 10 * POLICY.max_stops and wide.max_repr >= 1000 and bounds_for("crux", POLICY) == POLICY
+
+
 def test_doctest_user_mode_steps_into_the_module_copy() -> None:
     src = parse_sources("doctest-user:statistics").sources[0]
     assert src.name == "doctest-user:statistics"

@@ -194,12 +194,17 @@ def packages(
 def realworld(
     out: Path = typer.Option(..., "--out", help="Folder for long/ (single files) and projects/ (main.py + module)."),
     modules: str = typer.Option("", "--modules", help="Comma-separated standard-library modules (default: all with a driver)."),
+    split: str = typer.Option("test", "--split", help="test: the realworld evaluation's modules; dev: the dev slice of the same kind "
+                              "(other modules, for choices; tracegen/module_drivers.py)."),
 ) -> None:
-    """Write evaluation programs made of real standard-library modules with a short driver (never training data)."""
-    from tracegen.realworld import write_corpus
+    """Write programs made of real standard-library modules with a short driver (never training data)."""
+    from tracegen.module_drivers import DEV_DRIVERS
+    from tracegen.realworld import DRIVERS, write_corpus
 
+    if split not in ("test", "dev"):
+        _fail(f"unknown split {split!r}: choose test or dev")
     try:
-        programs = write_corpus(out, [m.strip() for m in modules.split(",") if m.strip()] or None)
+        programs = write_corpus(out, [m.strip() for m in modules.split(",") if m.strip()] or None, DRIVERS if split == "test" else DEV_DRIVERS)
     except (ValueError, OSError, SyntaxError) as exc:
         _fail(str(exc))
     lines = sorted(p.lines for p in programs)

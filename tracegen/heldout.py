@@ -6,7 +6,8 @@ The evaluation sets (see docs/data.md):
   functions (normalised, `tracegen.dedupe.function_keys`) is dropped;
 - the realworld set (`tracegen.realworld.DRIVERS`): its standard-library modules are never training user
   code, by name (`tracegen.sources.HELD_OUT_MODULES`, which the doctest sources refuse) and by normalised source (a module copy,
-  vendored or not, of one of them is dropped), and its driver programs are held out;
+  vendored or not, of one of them is dropped), and its driver programs are held out; the same for its dev slice
+  (`tracegen.module_drivers.DEV_DRIVERS`), which is not evaluation but must not be trained on either;
 - the everyday set (``tracegen/everyday/**/*.py``, picked up when present) and ``examples/``: whole
   programs by normalised source, and each of their functions;
 - the synthetic seeds that ``make results`` evaluates on (`HELD_OUT_SEEDS`: next-state and fidelity on
@@ -17,11 +18,13 @@ The evaluation sets (see docs/data.md):
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 from tracegen.dedupe import CruxEvalGuard, function_keys, source_key
+from tracegen.module_drivers import DEV_DRIVERS
 from tracegen.realworld import DRIVERS, build_program, module_copy, stdlib_source
 from tracegen.shards import shard_rng
 from tracegen.sources import ProgramSpec, parse_sources
@@ -58,10 +61,10 @@ def program_set(name: str, folder: Path) -> EvalSet:
     return found
 
 
-def realworld_set() -> EvalSet:
+def realworld_set(name: str = "realworld", drivers: Mapping[str, str] = DRIVERS) -> EvalSet:
     """The realworld modules (as read, and as the set copies them) and the programs built from them."""
-    found = EvalSet("realworld")
-    for module, driver in sorted(DRIVERS.items()):
+    found = EvalSet(name)
+    for module, driver in sorted(drivers.items()):
         try:
             source = stdlib_source(module)
         except OSError:
@@ -94,7 +97,8 @@ class HeldOut:
         self.sets: list[EvalSet] = []
         if only_cruxeval:
             return
-        self.sets = [realworld_set(), program_set("everyday", everyday), program_set("examples", examples)]
+        self.sets = [realworld_set(), realworld_set("realworld dev", DEV_DRIVERS), program_set("everyday", everyday),
+                     program_set("examples", examples)]
         synthetic = EvalSet("synthetic seeds")
         for seed in seeds:
             synthetic.programs |= synthetic_keys(seed)

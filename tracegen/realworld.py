@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import sysconfig
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,8 +108,10 @@ def _qualified(driver: str, module_source: str, alias: str) -> str:
 
 
 def _top_level_names(tree: ast.Module) -> set[str]:
+    """Names bound at module level, also inside top-level ``try`` and ``if`` blocks (a pure-Python
+    fallback such as ``try: from nt import _path_normpath`` / ``except ImportError: def normpath``)."""
     names: set[str] = set()
-    for node in tree.body:
+    for node in _module_level(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
@@ -116,6 +119,19 @@ def _top_level_names(tree: ast.Module) -> set[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
     return names
+
+
+def _module_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    """`body` with the statements of its ``try`` and ``if`` blocks, recursively."""
+    found: list[ast.stmt] = []
+    for node in body:
+        found.append(node)
+        if isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody, *(h.body for h in node.handlers)):
+                found += _module_level(block)
+        elif isinstance(node, ast.If):
+            found += _module_level(node.body) + _module_level(node.orelse)
+    return found
 
 
 def build_program(module: str, driver: str) -> RealWorldProgram:
@@ -126,13 +142,14 @@ def build_program(module: str, driver: str) -> RealWorldProgram:
     return RealWorldProgram(module, len(single.splitlines()), single, main, copy)
 
 
-def write_corpus(out: Path, modules: list[str] | None = None) -> list[RealWorldProgram]:
-    """Write ``long/`` and ``projects/`` under `out` for `modules` (default: every module of DRIVERS)."""
+def write_corpus(out: Path, modules: list[str] | None = None, drivers: Mapping[str, str] = DRIVERS) -> list[RealWorldProgram]:
+    """Write ``long/`` and ``projects/`` under `out` for `modules` (default: every module of `drivers`,
+    the evaluation's `DRIVERS` unless told otherwise)."""
     programs = []
-    for module in modules or sorted(DRIVERS):
-        if module not in DRIVERS:
-            raise ValueError(f"no driver for {module!r}; known: {', '.join(sorted(DRIVERS))}")
-        program = build_program(module, DRIVERS[module])
+    for module in modules or sorted(drivers):
+        if module not in drivers:
+            raise ValueError(f"no driver for {module!r}; known: {', '.join(sorted(drivers))}")
+        program = build_program(module, drivers[module])
         (out / "long").mkdir(parents=True, exist_ok=True)
         (out / "long" / f"{module.replace('.', '_')}_long.py").write_text(program.single, encoding="utf-8")
         folder = out / "projects" / module

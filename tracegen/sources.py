@@ -29,7 +29,8 @@ from typing import Protocol
 from protocol.source_text import read_source
 from tracegen.packages import PackageSource
 from tracegen.programs import ProgramSpec, doctest_program, static_rejection
-from tracegen.realworld import DRIVERS, module_copy
+from tracegen.module_drivers import DEV_DRIVERS, TRAIN_DRIVERS
+from tracegen.realworld import DRIVERS, build_program, module_copy
 from tracegen.synth import generate_program
 
 # The realworld evaluation's modules (tracegen/realworld.py) are not here and are refused (held out), and
@@ -41,6 +42,7 @@ DEFAULT_DOCTEST_MODULES: tuple[str, ...] = (
 )
 DEV_DOCTEST_MODULES: tuple[str, ...] = ("difflib", "ipaddress")
 HELD_OUT_MODULES = frozenset(DRIVERS)  # the realworld evaluation's modules
+DEV_MODULES = frozenset(DEV_DOCTEST_MODULES) | frozenset(DEV_DRIVERS)  # never training user code
 
 
 class ProgramSource(Protocol):
@@ -176,8 +178,11 @@ class DoctestSource:
             if name in HELD_OUT_MODULES:
                 self.skipped[name] = "held out (a realworld evaluation module)"
                 continue
-            if (name in DEV_DOCTEST_MODULES) != (split == "dev"):
-                self.skipped[name] = "in the dev slice" if split == "train" else "not in the dev slice"
+            if split == "train" and name in DEV_MODULES:
+                self.skipped[name] = "in the dev slice"
+                continue
+            if split == "dev" and name not in DEV_DOCTEST_MODULES:
+                self.skipped[name] = "not in the dev slice"
                 continue
             try:
                 module = importlib.import_module(name)
@@ -219,6 +224,25 @@ class DoctestSource:
         return rng.choice(self.programs)
 
 
+class DrivenModuleSource:
+    """Standard-library modules run by a short driver (`tracegen.module_drivers.TRAIN_DRIVERS`), the kind of
+    the realworld evaluation built from other modules: half the draws a long file (the module with the
+    driver appended), half ``main.py`` importing ``<module>_impl.py`` as user code."""
+
+    name: str = "realworld-train"
+
+    def __init__(self) -> None:
+        self.programs: list[ProgramSpec] = []
+        for module, driver in sorted(TRAIN_DRIVERS.items()):
+            program = build_program(module, driver)
+            impl = f"{module.replace('.', '_')}_impl.py"
+            self.programs.append(ProgramSpec(program.single, "driven", f"driven-long:{module}"))
+            self.programs.append(ProgramSpec(program.main, "driven", f"driven-project:{module}", None, frozenset(), ((impl, program.impl),)))
+
+    def draw(self, rng: random.Random) -> ProgramSpec:
+        return rng.choice(self.programs)
+
+
 @dataclass
 class WeightedSources:
     """Several sources, each drawn with probability proportional to its weight."""
@@ -240,7 +264,8 @@ def parse_sources(spec: str) -> WeightedSources:
     (everyday Python: floats, None, tuples, classes, collections), ``files:PATH``,
     ``doctest`` or ``doctest:mod1+mod2`` (modules joined by ``+``), ``doctest-user[:mods]`` (the same with
     each module copied beside the program as user code), ``doctest::dev`` / ``doctest-user::dev`` (the dev
-    slice's modules), ``packages:DIR`` or ``packages:DIR:dev``
+    slice's modules), ``realworld-train`` (standard-library modules run by a driver, `DrivenModuleSource`),
+    ``packages:DIR`` or ``packages:DIR:dev``
     (doctests of the PyPI packages installed in DIR, `tracegen.packages`). Default weight 1."""
     sources: list[ProgramSource] = []
     weights: list[float] = []
@@ -274,6 +299,8 @@ def parse_sources(spec: str) -> WeightedSources:
             sources.append(LongSource())
         elif kind == "everyday":
             sources.append(EverydaySource())
+        elif kind == "realworld-train":
+            sources.append(DrivenModuleSource())
         elif kind == "packages":
             folder, _, split = arg.partition(":")
             if not folder:
@@ -281,7 +308,7 @@ def parse_sources(spec: str) -> WeightedSources:
             sources.append(PackageSource(folder, split or "train"))
         else:
             raise ValueError(f"unknown program source {kind!r}; expected synthetic, project[:LONG_FRACTION], long, everyday, "
-                             "files:PATH, doctest[:mod+mod][:dev], doctest-user[:mod+mod][:dev] or packages:DIR[:dev]")
+                             "files:PATH, doctest[:mod+mod][:dev], doctest-user[:mod+mod][:dev], realworld-train or packages:DIR[:dev]")
         weights.append(weight)
     if not sources:
         raise ValueError("no program sources given")
@@ -296,6 +323,7 @@ def iter_programs(sources: WeightedSources, rng: random.Random) -> Iterator[Prog
 
 __all__ = [
     "ProgramSpec", "ProgramSource", "SyntheticSource", "ProjectSource", "LongSource", "EverydaySource", "FileSource", "DoctestSource",
+    "DrivenModuleSource",
     "WeightedSources", "parse_sources", "iter_programs", "static_rejection", "doctest_program", "user_module_program",
-    "DEFAULT_DOCTEST_MODULES", "DEV_DOCTEST_MODULES", "HELD_OUT_MODULES",
+    "DEFAULT_DOCTEST_MODULES", "DEV_DOCTEST_MODULES", "DEV_MODULES", "HELD_OUT_MODULES",
 ]

@@ -5,21 +5,25 @@ it must end (no limit hit, not killed), CruxEval-style functions must end normal
 end with an uncaught exception, which is part of what the model learns), the number of stops
 (line events in the program's own frames) must be within bounds, every repr must be short, and
 by default no value may show as a default ``<... object at 0x...>`` repr (a class without a
-readable ``__repr__``) except in `OBJECT_REPR_KINDS` (everyday programs, whose objects users see
-so); the globals of another user file's module body (an import) are not checked.
+readable ``__repr__``) except in `OBJECT_REPR_KINDS` (everyday programs and whole modules run by a
+driver, whose objects users see so); the globals of another user file's module body (an import) are
+not checked. Whole modules run by a driver get wider bounds (`bounds_for`).
 `same_run(a, b)` compares two recordings of the same program, for the
 determinism check of sources that are not deterministic by construction (files, doctests).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from protocol.debugger import Ending, normalize_repr
 from tracegen.trace import LINE, ProgramTrace
 
 # kinds whose programs show user objects as debugpy does, ``<__main__.Item object at 0x?>``, on purpose
-OBJECT_REPR_KINDS = frozenset({"everyday"})
+OBJECT_REPR_KINDS = frozenset({"everyday", "driven"})
+# whole standard-library modules run by a driver (`tracegen.sources.DrivenModuleSource`): the main file steps
+# through every top-level statement of the module and holds its tables, as the realworld evaluation's do
+WHOLE_MODULE_KINDS = frozenset({"driven"})
 # a user class without a readable __repr__ (iterators such as `.0` in comprehensions are fine)
 DEFAULT_OBJECT_REPR = re.compile(r"<__main__\.[\w.]+ object at 0x[0-9a-fA-F]+>")
 
@@ -82,6 +86,7 @@ def rejection(trace: ProgramTrace, kind: str, policy: FilterPolicy = FilterPolic
     exits_early = end.exception is not None and end.exception[0] == "SystemExit"  # sys.exit(code != 0)
     if end.ending is Ending.ERROR and (end.how != "uncaught" or exits_early):
         return "exit code not zero"
+    policy = bounds_for(kind, policy)
     stops = count_stops(trace)
     if stops < policy.min_stops:
         return "too few stops"
@@ -96,6 +101,14 @@ def rejection(trace: ProgramTrace, kind: str, policy: FilterPolicy = FilterPolic
     if policy.reject_object_reprs and kind not in OBJECT_REPR_KINDS and _default_repr_outside_init(trace):
         return "default object repr"
     return None
+
+
+def bounds_for(kind: str, policy: FilterPolicy) -> FilterPolicy:
+    """`policy` for programs of `kind`: ten times the stops and values up to 1,000 characters for
+    `WHOLE_MODULE_KINDS` (the trajectories are still cut at the dataset's ``max_steps`` actions)."""
+    if kind in WHOLE_MODULE_KINDS:
+        return replace(policy, max_stops=policy.max_stops * 10, max_repr=max(policy.max_repr, 1000))
+    return policy
 
 
 def _default_repr_outside_init(trace: ProgramTrace) -> bool:
