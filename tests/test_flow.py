@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from bench.flow_coverage import Coverage, check_program, scripts_for
 from model.prompt import language as lang
 from model.decode.constraints import state_constraint
-from model.static.flow import Continue, FlowSet, Push, next_locations
+from model.static.flow import Continue, FlowSet, Push, next_locations, program_flow
 from model.static.flow_regex import flow_state_regex
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 from tracegen.fast import record_program
@@ -344,3 +344,34 @@ def test_a_stop_on_in_the_same_frame_shows_only_what_its_line_can_have_called() 
     imported = "import math\n" + program.replace("x = 1", "x = math.floor(1.5)")  # lines shift by one
     library = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=11, locals={"x": "1"})], return_value=ReturnValue(name="floor", value="1"))
     assert allowed(imported, 10, library)
+
+
+LIBRARY_BASE = '''from html.parser import HTMLParser
+
+
+class Collector(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+
+p = Collector()
+p.feed('<p>Hi <b>x</b></p>')
+tags = p.tags
+'''
+
+
+def test_methods_of_a_class_with_a_library_base_may_be_called_back_by_the_library() -> None:
+    """``HTMLParser.feed`` calls the subclass's ``handle_starttag``: each recorded stop (the callback's frame, the return
+    of ``Collector.feed`` after it) is in the set and in the whole decoding constraint, and its stacks are chains of calls."""
+    cov = Coverage()
+    check_program(LIBRARY_BASE, random.Random(0), cov, per_program=4, max_steps=40, name="library base")
+    assert cov.steps > 40
+    assert not cov.misses, [(m["action"], m["previous"], m["next"]) for m in cov.misses[:3]]
+    assert not cov.grammar_misses and not cov.chain_misses, (cov.grammar_misses[:2], cov.chain_misses[:2])
+    flow = program_flow(LIBRARY_BASE)
+    assert ("handle_starttag", frozenset({10})) in flow.escaping
+    assert ("__init__", frozenset({6})) in flow.escaping  # every method of the class

@@ -641,6 +641,9 @@ def _link(tree: ast.Module, scopes: list[ScopeFlow], code: types.CodeType) -> Pr
         if scope.generator:
             resumable.add((scope.name, scope.resume_lines))
             scope.indirect = True
+    for scope in _library_called_methods(classes, functions):  # a library base class's code calls its overrides
+        escaping.add((scope.name, scope.entry - {EXIT}))
+        scope.indirect = True
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     return ProgramFlow(scopes, by_name, functions, classes, frozenset(anywhere), frozenset(escaping), frozenset(resumable),
                        bool(names & EXIT_NAMES), sorted({line for obj in _code_objects(code) for _, line in _linestarts(obj)}))  # fmt: skip
@@ -676,6 +679,30 @@ def _init_scopes(name: str, classes: dict[str, tuple[ast.ClassDef, ScopeFlow]], 
         if base_name:
             found += _init_scopes(base_name, classes, functions, seen)
     return found
+
+
+def _library_based(name: str, classes: dict[str, tuple[ast.ClassDef, ScopeFlow]], seen: frozenset[str] = frozenset()) -> bool:
+    """Whether class `name` has, through its user bases, a base or a keyword (``metaclass=``) that is not one of the
+    program's classes (``object`` aside): library code then holds methods that may call the class's own."""
+    if name in seen:
+        return False
+    node, _ = classes[name]
+    if node.keywords:
+        return True
+    for base in node.bases:
+        base_name = base.id if isinstance(base, ast.Name) else None
+        if base_name == "object":
+            continue
+        if base_name not in classes or _library_based(base_name, classes, seen | {name}):
+            return True
+    return False
+
+
+def _library_called_methods(classes: dict[str, tuple[ast.ClassDef, ScopeFlow]], functions: dict[str, list[ScopeFlow]]) -> list[ScopeFlow]:
+    """The methods of classes with a library base (`_library_based`): the base's methods may call them by name
+    (``HTMLParser.feed`` calls a subclass's ``handle_starttag``), from any line that calls anything."""
+    based = [node for name, (node, _) in classes.items() if _library_based(name, classes)]
+    return [s for scopes in functions.values() for s in scopes if any(_defined_in(s.node, node) for node in based)]
 
 
 def _defined_in(func: ast.AST, cls: ast.ClassDef) -> bool:
