@@ -46,7 +46,7 @@ def check(trajectory: Trajectory) -> Iterator[tuple[str, int, str]]:
         previous = states[index]
         returned = returned_call(states[index - 1], trajectory.steps[index - 1].action.kind, previous) if index else None
         spec = build_spec(trajectory.program, previous, step.action, modules=trajectory.modules,
-                          breakpoints=tuple(trajectory.breakpoints), returned=returned)
+                          breakpoints=tuple(trajectory.breakpoints), returned=returned, other_breakpoints=bool(trajectory.file_breakpoints))
         if spec.grammar is None:
             yield "unconstrained", index, ""
             continue

@@ -758,11 +758,12 @@ class NeuralDebugger:
         bps = tuple(self._breakpoints if breakpoints is None else breakpoints)
         kind = action.kind if action is not None else kind
         enter = self._enter_call
+        others = bool(self._file_breakpoints)
         key = (lang.render_state(previous, None), action.model_dump_json() if action is not None else None, bps, kind, options,
-               self.program, tuple(sorted(self.modules.items())), enter, returned)  # fmt: skip
+               self.program, tuple(sorted(self.modules.items())), enter, returned, others)  # fmt: skip
         if key != self._spec_key or self._spec is None:
             self._spec = build_spec(self.program, previous, action, options, modules=self.modules, breakpoints=bps, kind=kind,
-                                    enter=enter, returned=returned)  # fmt: skip
+                                    enter=enter, returned=returned, other_breakpoints=others)  # fmt: skip
             self._spec_key = key
         return self._spec
 

@@ -8,6 +8,7 @@ previous state (so the stack stays consistent).
 """
 from __future__ import annotations
 
+import re
 import string
 from typing import TYPE_CHECKING
 
@@ -72,14 +73,17 @@ the start of a line into the line's first call when nothing before it runs code 
 from a line that runs nothing and cannot raise to its frame's next line (`model.static.line_effects.staying`), a step
 from a line its frame cannot return from into no caller where none can catch (`model.static.frame_exit`), nor into a
 call its caller's line made once (`model.static.reach.without_recalled_top`); a step's line event on a breakpoint line
-stops as a breakpoint (`model.static.breakpoint_stops`);
+stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program may also end (code elsewhere can exit);
     `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top. `enter`: the stop
     enters a call of the line (`model.static.reach.entering`; a coarse action's fine step at a line that certainly calls).
     `returned`: `previous` is a stop back on its calling line after that function's call came back, which a Step Into
     does not start again where the line calls it once (`model.static.reach.without_returned_call`)."""
 
     def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = (),
-                 rules: "DecodingRules | None" = None, *, enter: bool = False, returned: "str | None" = None) -> None:  # fmt: skip
+                 rules: "DecodingRules | None" = None, *, enter: bool = False, returned: "str | None" = None,
+                 may_exit: bool = False) -> None:  # fmt: skip
+        from dataclasses import replace
+
         from model.static.breakpoint_stops import breakpoint_line_events
         from model.static.call_args import entry_values
         from model.static.comprehension_entry import comprehension_entries
@@ -106,13 +110,44 @@ stops as a breakpoint (`model.static.breakpoint_stops`);
         if enter:
             self.flow = entering(self.flow, len(previous.frames))
         self.flow = breakpoint_line_events(self.flow, program, previous, action.kind, breakpoints)
+        if may_exit:
+            self.flow = replace(self.flow, exit=True)
         entry = {**entry_values(program, previous), **comprehension_entries(program, previous)} \
             if action.kind is ActionKind.STEP_INTO and rules.known_entries else None
         steps = (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN)
         kept = kept_locals(program, previous, action.kind) if action.kind in steps and rules.line_effects else None
         options = {"entry": entry, "kept": kept, "frame_names": rules.frame_names, "typed_returns": rules.value_kinds}
-        super().__init__(flow_state_regex(program, previous, self.flow, include_end=False, **options))
+        self.body = flow_state_regex(program, previous, self.flow, include_end=False, **options)
+        super().__init__(self.body)
         self.regex = flow_state_regex(program, previous, self.flow, include_end=True, **options)
+
+
+class ProjectFlowConstraint(RegexConstraint):
+    """A forward step of a program with other user files (`modules`, path -> source) from a stop whose frames are all the
+    program's. A stop of the program's frames only follows its flow (`FlowConstraint`: the other files' code runs as
+    library code does, calling back only what library code can); a stop with a frame of another file is any well-formed
+    one (`model.prompt.language.state_regex`'s ``other_file_stops``) of the reasons it can have: an exception; a breakpoint
+    where any is set (`other_breakpoints`: in the other files); a step after a Step Into. The other files can end the
+    program where they call an exit (`model.static.flow.EXIT_NAMES`)."""
+
+    def __init__(self, program: str, previous: "State", action: "Action", modules: "Mapping[str, str]", breakpoints: "Sequence[int]" = (),
+                 rules: "DecodingRules | None" = None, *, other_breakpoints: bool = False, enter: bool = False,
+                 returned: "str | None" = None) -> None:  # fmt: skip
+        from model.prompt.language import STATE_END, state_regex
+        from model.static.flow import EXIT_NAMES
+        from protocol.debugger import ActionKind, StopReason
+
+        exits = any(name in text for text in modules.values() for name in EXIT_NAMES)
+        main = FlowConstraint(program, previous, action, breakpoints, rules, enter=enter, returned=returned, may_exit=exits)
+        self.flow = main.flow
+        reasons = [StopReason.EXCEPTION]
+        if breakpoints or other_breakpoints or action.kind is ActionKind.BREAKPOINT:
+            reasons.append(StopReason.BREAKPOINT)
+        if action.kind is ActionKind.STEP_INTO:
+            reasons.append(StopReason.STEP)
+        other = state_regex(program, previous, include_end=False, modules=modules, other_file_stops=reasons)
+        super().__init__(f"(?:{main.body})|(?:{other})")
+        self.regex = f"(?:{main.regex})|(?:{other}{re.escape(STATE_END)})"
 
 
 class InverseCallConstraint(RegexConstraint):
@@ -126,7 +161,6 @@ class InverseCallConstraint(RegexConstraint):
     def or_state(cls, program: str, later: "State", rules: "DecodingRules | None" = None) -> RegexConstraint:
         """The narrowed constraint, or `StateConstraint` when the first stop cannot be placed statically; `rules`
         (`model.decoding`): whether the entry's keys and the arguments' kinds narrow it too."""
-        import re
 
         from model.decoding import FULL_RULES
         from model.static.entry_locals import inverse_call_regex
@@ -142,13 +176,14 @@ class InverseCallConstraint(RegexConstraint):
 def state_constraint(program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None, *,
                      action: "Action | None" = None, breakpoints: "Sequence[int]" = (),
                      reprs: bool = False, rules: "DecodingRules | None" = None, enter: bool = False,
-                     returned: "str | None" = None) -> "RegexConstraint | CheckedConstraint | ChainCheckedConstraint":  # fmt: skip
+                     returned: "str | None" = None, other_breakpoints: bool = False) -> "RegexConstraint | CheckedConstraint | ChainCheckedConstraint":  # fmt: skip
     """The constraint for the state that follows `previous` (None: a first state); `modules` (path ->
     source) are the user files whose frames may appear.
 
     With a forward `action` (and no `modules`: the flow analysis covers one file), the stops are
     narrowed by static control flow (`FlowConstraint`; `breakpoints`: the session's lines in the
-    program) and to stacks that are chains of calls (`model.static.call_chain`); with ``inv_step_call``, to
+    program) and to stacks that are chains of calls (`model.static.call_chain`); with `modules`, from a stop in the
+    program's own frames, its stops are (`ProjectFlowConstraint`; `other_breakpoints`: some are set in the other files); with ``inv_step_call``, to
     the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.decode.repr_check.CheckedConstraint`;
     checked by the transformers backend on each prefix, by vLLM on its answer: `model.decode.spec`). `rules` (`model.decoding`, default the full
     decoding's): which narrowing beyond well-formedness and control flow applies. `enter`: a Step Into's stop must
@@ -158,13 +193,33 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
     from protocol.debugger import ActionKind
 
     constraint: RegexConstraint | ChainCheckedConstraint
+    forward = action is not None and previous is not None and not action.kind.inverse
     if action is not None and previous is not None and not modules and action.kind is ActionKind.INV_STEP_CALL:
         constraint = InverseCallConstraint.or_state(program, previous, rules)
-    elif action is not None and previous is not None and not modules and not action.kind.inverse:
+    elif forward and not modules:
         constraint = ChainCheckedConstraint(FlowConstraint(program, previous, action, breakpoints, rules, enter=enter, returned=returned), program)
+    elif (forward and modules and not previous.finished and all(f.file is None for f in previous.frames)
+          and (others := other_code_names(modules)) is not None):
+        inner = ProjectFlowConstraint(program, previous, action, modules, breakpoints, rules, other_breakpoints=other_breakpoints,
+                                      enter=enter, returned=returned)  # fmt: skip
+        constraint = ChainCheckedConstraint(inner, program, others)
     else:
         constraint = StateConstraint(program, previous, modules)
     return CheckedConstraint(constraint, program) if reprs else constraint
+
+
+def other_code_names(modules: "Mapping[str, str]") -> frozenset[str] | None:
+    """The names of the code objects of the other user files (their functions, classes, ``<module>``...); None when
+    one does not compile."""
+    from model.prompt.language import program_info
+
+    names: set[str] = set()
+    for text in modules.values():
+        found = program_info(text).names
+        if found is None:
+            return None
+        names |= found
+    return frozenset(names)
 
 
 CLOSERS: tuple[str, ...] = ("", '"', "}", "..}", ",..}", '"}', '",..}', '":""}', '":"",..}')

@@ -768,7 +768,7 @@ def _lines_re(lines: frozenset[int] | None) -> str:
 
 
 def state_regex(program: str, previous: State | None, *, include_end: bool = True,
-                modules: Mapping[str, str] | None = None) -> str:
+                modules: Mapping[str, str] | None = None, other_file_stops: Sequence[StopReason] | None = None) -> str:
     """A regex (no lookarounds or backreferences) matching every well-formed state text after `previous`.
 
     Frame names are restricted to the program's code objects' names and each frame's line to the
@@ -780,6 +780,10 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
     code objects' names and lines (``name<|src_sep|>"path"<|line_sep|>N``); without `modules`, a
     frame of another file in `previous` ends the stack that can be continued. Special tokens
     appear as their literal text.
+
+    `other_file_stops`: only running states of these reasons whose stack holds a frame of another file above the
+    previous state's frames, which must all be the program's (`model.static.project_flow`: the stops a project's main-file
+    flow leaves out); no ending.
     """
     info = program_info(program)
     module_infos = {path: program_info(text) for path, text in sorted((modules or {}).items())}
@@ -793,6 +797,8 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
     elsewhere = [f"{re.escape(name)}{re.escape(SRC_SEP + json_string(path) + LINE_SEP)}{_lines_re(lines)}"
                  for path, m in module_infos.items()
                  for name, lines in sorted((m.lines_by_name or {"<module>": frozenset({0})}).items())]  # empty file: line 0
+    main_frame = f"{re.escape(CALL_SEP)}{located}{FULL_LOCALS_RE}"
+    other_frame = f"{re.escape(CALL_SEP)}{_alternation(elsewhere, '')}{FULL_LOCALS_RE}"
     if elsewhere:
         located = _alternation([located, *elsewhere], located)
     new_frame = f"{re.escape(CALL_SEP)}{located}{FULL_LOCALS_RE}"
@@ -816,12 +822,19 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
     reasons = [REASON_STEP, REASON_BREAKPOINT, REASON_EXCEPTION, REASON_ENTRY]  # entry: the start, or an inverse step to it
     running = _alternation([re.escape(r) for r in reasons], "") + _alternation(starts, "") + f"(?:{new_frame})*"
     endings = _alternation([re.escape(t) for t in (*ENDING_TOKENS.values(), EXITED)], "") + "(?:-?[0-9]{1,9})?"
+    if other_file_stops is not None:
+        if not elsewhere or not other_file_stops or any(f.file is not None for f in old):
+            raise ValueError("other_file_stops needs other files, a reason and a previous stack of the program's frames")
+        running = (_alternation([re.escape(REASON_TOKENS[r]) for r in other_file_stops], "") + _alternation(["", *starts[1:]], "")
+                   + f"(?:{main_frame})*{other_frame}(?:{new_frame})*")  # fmt: skip
+        endings = ""
     tail = (
         f"(?:{re.escape(RETURN_SEP)}{name_re}(?:\\.{name_re})?{JSON_STRING_RE})?"  # debugpy: Class.method
         f"(?:{re.escape(EXCEPTION_SEP)}{EXCEPTION_TYPE_RE}{JSON_STRING_RE})?"
         f"(?:{re.escape(STDOUT)}{JSON_STRING_RE})?"
     )
-    return f"(?:{running}|{endings}){tail}" + (re.escape(STATE_END) if include_end else "")
+    body = f"(?:{running}|{endings})" if endings else f"(?:{running})"
+    return body + tail + (re.escape(STATE_END) if include_end else "")
 
 
 @dataclass

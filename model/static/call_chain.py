@@ -46,12 +46,13 @@ def chain_problem(program: str, text: str) -> str | None:
     return None
 
 
-def open_call_problem(program: str, text: str) -> str | None:
+def open_call_problem(program: str, text: str, other_names: frozenset[str] = frozenset()) -> str | None:
     """Why the name being written after the last ``<|call_sep|>`` of a (partial) state text cannot become a function
     the frame below can have started (no such name begins so), or None (also while no name is being written).
 
     Judging the name as it is written, not only once its ``<|line_sep|>`` is there, leaves the model no prefix without
-    an allowed way on: a refused marker written again in ordinary pieces (``<|``, ``line``...) was a dead end."""
+    an allowed way on: a refused marker written again in ordinary pieces (``<|``, ``line``...) was a dead end.
+    `other_names`: the code objects of other user files, which any frame may start (their frames are not checked)."""
     at = text.rfind(lang.CALL_SEP)
     if at < 0:
         return None
@@ -65,7 +66,7 @@ def open_call_problem(program: str, text: str) -> str | None:
     if low_src or not low_line_text:
         return None
     allowed = callable_from(program, low_name, int(low_line_text))
-    if allowed is None or any(name.startswith(partial) for name in allowed):
+    if allowed is None or any(name.startswith(partial) for name in allowed | other_names):
         return None
     return f"{low_name} on line {low_line_text} cannot start a function named {partial}..."
 
@@ -73,10 +74,11 @@ def open_call_problem(program: str, text: str) -> str | None:
 class ChainCheckedConstraint:
     """A regex constraint whose stacks are also chains of calls (`chain_problem`)."""
 
-    def __init__(self, inner, program: str) -> None:  # noqa: ANN001 - any object with regex/allows/complete
+    def __init__(self, inner, program: str, other_names: frozenset[str] = frozenset()) -> None:  # noqa: ANN001 - any object with regex/allows/complete
         self.inner = inner
         self.regex = inner.regex
         self.program = program
+        self.other_names = other_names  # code objects of other user files (`open_call_problem`)
 
     def allows(self, text: str) -> bool:
         if not self.inner.allows(text):
@@ -92,7 +94,7 @@ class ChainCheckedConstraint:
         """The chain checks of a text that does not end inside a marker."""
         if text.endswith(lang.LINE_SEP):
             return chain_problem(self.program, text) is None
-        return open_call_problem(self.program, text) is None
+        return open_call_problem(self.program, text, self.other_names) is None
 
     def complete(self, text: str) -> bool:
         return self.inner.complete(text) and chain_problem(self.program, text) is None

@@ -1,0 +1,60 @@
+"""Static control flow in a project (`model.decode.constraints.ProjectFlowConstraint`): from a stop in the main file's
+own frames, a stop of the main file's frames follows its flow and a stop with a frame of another file comes only as an
+exception, a breakpoint or a Step Into's. Every recorded stop of a real two-file project is admitted."""
+from __future__ import annotations
+
+import random
+
+from model.decode.constraints import ProjectFlowConstraint, state_constraint
+from model.decode.spec import build_spec
+from model.prompt import language as lang
+from protocol.debugger import Action, ActionKind, Frame, State, StopReason
+from tracegen.fast import record_program
+from tracegen.realworld import build_program
+from tracegen.sampling import sample_forward
+
+MAIN = "import shapes\n\nsizes = [2, 3]\nareas = [shapes.square(s) for s in sizes]\ntotal = shapes.add(areas)\nprint(total)\n"
+SHAPES = "SCALE = 1\n\n\ndef square(n):\n    return n * n * SCALE\n\n\ndef add(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s\n"
+MODULES = {"shapes.py": SHAPES}
+ENTRY = State(reason=StopReason.ENTRY, frames=[Frame(name="<module>", line=1)])
+
+
+def _text(state: State, previous: State) -> str:
+    return lang.render_state(lang.canonical_state(state, MAIN, MODULES), previous).removesuffix(lang.STATE_END)
+
+
+def test_a_step_over_an_import_stays_in_the_main_file_and_a_step_into_may_enter_the_module() -> None:
+    inside = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=1, file="shapes.py"), Frame(name="<module>", line=1)])
+    over = state_constraint(MAIN, ENTRY, MODULES, action=Action(kind=ActionKind.STEP_OVER))
+    into = state_constraint(MAIN, ENTRY, MODULES, action=Action(kind=ActionKind.STEP_INTO))
+    assert isinstance(over.inner, ProjectFlowConstraint)
+    next_line = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=3)])
+    assert over.complete(_text(next_line, ENTRY)) and into.complete(_text(next_line, ENTRY))
+    assert not over.complete(_text(inside, ENTRY))  # what the generic grammar let a model write
+    assert state_constraint(MAIN, ENTRY, MODULES).complete(_text(inside, ENTRY))
+    assert into.complete(_text(inside, ENTRY))
+    raised = inside.model_copy(update={"reason": StopReason.EXCEPTION})
+    assert over.complete(_text(raised, ENTRY))  # the module's code may raise
+    skipped = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=5)])
+    assert not over.complete(_text(skipped, ENTRY))  # the main file's flow: line 3 comes next
+
+
+def test_every_recorded_stop_of_two_file_projects_is_admitted() -> None:
+    projects = [(MAIN, MODULES)]
+    for module, driver in (("getopt", "opts, args = getopt(['-a', '-b', '7'], 'ab:')\n"), ("colorsys", "h = rgb_to_hsv(0.2, 0.4, 0.4)\n")):
+        program = build_program(module, driver)
+        projects.append((program.main, {f"{module}_impl.py": program.impl}))
+    rng = random.Random(0)
+    narrowed = 0
+    for main, modules in projects:
+        trace = record_program(main, modules=modules)
+        for _ in range(6):
+            trajectory = sample_forward(trace, rng, 30)
+            states = [trajectory.initial, *(s.state for s in trajectory.steps)]
+            for previous, step, state in zip(states, trajectory.steps, states[1:]):
+                spec = build_spec(main, previous, step.action, modules=modules, breakpoints=tuple(trajectory.breakpoints),
+                                  other_breakpoints=bool(trajectory.file_breakpoints))  # fmt: skip
+                text = lang.render_state(state, previous)
+                assert spec.grammar.admits(text), (step.action.kind, previous.location, text[:200])
+                narrowed += all(f.file is None for f in previous.frames) and not previous.finished
+    assert narrowed > 20
