@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from model.decode.spec import build_spec
+from model.decode.project_flow import file_lines
 from model.prompt import language as lang
 from model.static.reach import returned_call
 from protocol.debugger import Trajectory
@@ -46,7 +47,7 @@ def check(trajectory: Trajectory) -> Iterator[tuple[str, int, str]]:
         previous = states[index]
         returned = returned_call(states[index - 1], trajectory.steps[index - 1].action.kind, previous) if index else None
         spec = build_spec(trajectory.program, previous, step.action, modules=trajectory.modules,
-                          breakpoints=tuple(trajectory.breakpoints), returned=returned, other_breakpoints=bool(trajectory.file_breakpoints))
+                          breakpoints=tuple(trajectory.breakpoints), returned=returned, file_breakpoints=file_lines(trajectory.file_breakpoints))
         if spec.grammar is None:
             yield "unconstrained", index, ""
             continue

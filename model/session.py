@@ -758,12 +758,11 @@ class NeuralDebugger:
         bps = tuple(self._breakpoints if breakpoints is None else breakpoints)
         kind = action.kind if action is not None else kind
         enter = self._enter_call
-        others = bool(self._file_breakpoints)
         key = (lang.render_state(previous, None), action.model_dump_json() if action is not None else None, bps, kind, options,
-               self.program, tuple(sorted(self.modules.items())), enter, returned, others)  # fmt: skip
+               self.program, tuple(sorted(self.modules.items())), enter, returned, tuple(sorted((f, tuple(lines)) for f, lines in self._file_breakpoints.items())))  # fmt: skip
         if key != self._spec_key or self._spec is None:
             self._spec = build_spec(self.program, previous, action, options, modules=self.modules, breakpoints=bps, kind=kind,
-                                    enter=enter, returned=returned, other_breakpoints=others)  # fmt: skip
+                                    enter=enter, returned=returned, file_breakpoints=self._file_breakpoints)  # fmt: skip
             self._spec_key = key
         return self._spec
 

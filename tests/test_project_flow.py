@@ -1,11 +1,12 @@
-"""Static control flow in a project (`model.decode.constraints.ProjectFlowConstraint`): from a stop in the main file's
+"""Static control flow in a project (`model.decode.project_flow.ProjectFlowConstraint`): from a stop in the main file's
 own frames, a stop of the main file's frames follows its flow and a stop with a frame of another file comes only as an
 exception, a breakpoint or a Step Into's. Every recorded stop of a real two-file project is admitted."""
 from __future__ import annotations
 
 import random
 
-from model.decode.constraints import ProjectFlowConstraint, state_constraint
+from model.decode.constraints import state_constraint
+from model.decode.project_flow import ProjectFlowConstraint, file_lines
 from model.decode.spec import build_spec
 from model.prompt import language as lang
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
@@ -53,7 +54,7 @@ def test_every_recorded_stop_of_two_file_projects_is_admitted() -> None:
             states = [trajectory.initial, *(s.state for s in trajectory.steps)]
             for previous, step, state in zip(states, trajectory.steps, states[1:]):
                 spec = build_spec(main, previous, step.action, modules=modules, breakpoints=tuple(trajectory.breakpoints),
-                                  other_breakpoints=bool(trajectory.file_breakpoints))  # fmt: skip
+                                  file_breakpoints=file_lines(trajectory.file_breakpoints))  # fmt: skip
                 text = lang.render_state(state, previous)
                 assert spec.grammar.admits(text), (step.action.kind, previous.location, text[:200])
                 narrowed += all(f.file is None for f in previous.frames) and not previous.finished

@@ -74,6 +74,8 @@ from a line that runs nothing and cannot raise to its frame's next line (`model.
 from a line its frame cannot return from into no caller where none can catch (`model.static.frame_exit`), nor into a
 call its caller's line made once (`model.static.reach.without_recalled_top`); a step's line event on a breakpoint line
 stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program may also end (code elsewhere can exit);
+    `below`, `file`: `previous` is the top of a project's stack, frames of `file` over frames `below` matches
+    (`model.static.flow_regex.flow_state_regex`);
     `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top. `enter`: the stop
     enters a call of the line (`model.static.reach.entering`; a coarse action's fine step at a line that certainly calls).
     `returned`: `previous` is a stop back on its calling line after that function's call came back, which a Step Into
@@ -81,7 +83,7 @@ stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program
 
     def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = (),
                  rules: "DecodingRules | None" = None, *, enter: bool = False, returned: "str | None" = None,
-                 may_exit: bool = False) -> None:  # fmt: skip
+                 may_exit: bool = False, below: str = "", file: "str | None" = None) -> None:  # fmt: skip
         from dataclasses import replace
 
         from model.static.breakpoint_stops import breakpoint_line_events
@@ -116,38 +118,10 @@ stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program
             if action.kind is ActionKind.STEP_INTO and rules.known_entries else None
         steps = (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN)
         kept = kept_locals(program, previous, action.kind) if action.kind in steps and rules.line_effects else None
-        options = {"entry": entry, "kept": kept, "frame_names": rules.frame_names, "typed_returns": rules.value_kinds}
+        options = {"entry": entry, "kept": kept, "frame_names": rules.frame_names, "typed_returns": rules.value_kinds, "below": below, "file": file}
         self.body = flow_state_regex(program, previous, self.flow, include_end=False, **options)
         super().__init__(self.body)
         self.regex = flow_state_regex(program, previous, self.flow, include_end=True, **options)
-
-
-class ProjectFlowConstraint(RegexConstraint):
-    """A forward step of a program with other user files (`modules`, path -> source) from a stop whose frames are all the
-    program's. A stop of the program's frames only follows its flow (`FlowConstraint`: the other files' code runs as
-    library code does, calling back only what library code can); a stop with a frame of another file is any well-formed
-    one (`model.prompt.language.state_regex`'s ``other_file_stops``) of the reasons it can have: an exception; a breakpoint
-    where any is set (`other_breakpoints`: in the other files); a step after a Step Into. The other files can end the
-    program where they call an exit (`model.static.flow.EXIT_NAMES`)."""
-
-    def __init__(self, program: str, previous: "State", action: "Action", modules: "Mapping[str, str]", breakpoints: "Sequence[int]" = (),
-                 rules: "DecodingRules | None" = None, *, other_breakpoints: bool = False, enter: bool = False,
-                 returned: "str | None" = None) -> None:  # fmt: skip
-        from model.prompt.language import STATE_END, state_regex
-        from model.static.flow import EXIT_NAMES
-        from protocol.debugger import ActionKind, StopReason
-
-        exits = any(name in text for text in modules.values() for name in EXIT_NAMES)
-        main = FlowConstraint(program, previous, action, breakpoints, rules, enter=enter, returned=returned, may_exit=exits)
-        self.flow = main.flow
-        reasons = [StopReason.EXCEPTION]
-        if breakpoints or other_breakpoints or action.kind is ActionKind.BREAKPOINT:
-            reasons.append(StopReason.BREAKPOINT)
-        if action.kind is ActionKind.STEP_INTO:
-            reasons.append(StopReason.STEP)
-        other = state_regex(program, previous, include_end=False, modules=modules, other_file_stops=reasons)
-        super().__init__(f"(?:{main.body})|(?:{other})")
-        self.regex = f"(?:{main.regex})|(?:{other}{re.escape(STATE_END)})"
 
 
 class InverseCallConstraint(RegexConstraint):
@@ -176,19 +150,21 @@ class InverseCallConstraint(RegexConstraint):
 def state_constraint(program: str, previous: "State | None", modules: "Mapping[str, str] | None" = None, *,
                      action: "Action | None" = None, breakpoints: "Sequence[int]" = (),
                      reprs: bool = False, rules: "DecodingRules | None" = None, enter: bool = False,
-                     returned: "str | None" = None, other_breakpoints: bool = False) -> "RegexConstraint | CheckedConstraint | ChainCheckedConstraint":  # fmt: skip
+                     returned: "str | None" = None, file_breakpoints: "Mapping[str, Sequence[int]] | None" = None) -> "RegexConstraint | CheckedConstraint | ChainCheckedConstraint":  # fmt: skip
     """The constraint for the state that follows `previous` (None: a first state); `modules` (path ->
     source) are the user files whose frames may appear.
 
     With a forward `action` (and no `modules`: the flow analysis covers one file), the stops are
     narrowed by static control flow (`FlowConstraint`; `breakpoints`: the session's lines in the
-    program) and to stacks that are chains of calls (`model.static.call_chain`); with `modules`, from a stop in the
-    program's own frames, its stops are (`ProjectFlowConstraint`; `other_breakpoints`: some are set in the other files); with ``inv_step_call``, to
+    program) and to stacks that are chains of calls (`model.static.call_chain`); with `modules`, by the flow of the file
+    the previous stop is in (`model.decode.project_flow.ProjectFlowConstraint`; `file_breakpoints`: the other files'
+    breakpoints, path -> lines); with ``inv_step_call``, to
     the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.decode.repr_check.CheckedConstraint`;
     checked by the transformers backend on each prefix, by vLLM on its answer: `model.decode.spec`). `rules` (`model.decoding`, default the full
     decoding's): which narrowing beyond well-formedness and control flow applies. `enter`: a Step Into's stop must
     enter a call of the line; `returned`: the function whose call came back to `previous`'s line (`FlowConstraint`).
     """
+    from model.decode.project_flow import ProjectFlowConstraint
     from model.static.call_chain import ChainCheckedConstraint
     from protocol.debugger import ActionKind
 
@@ -198,9 +174,9 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
         constraint = InverseCallConstraint.or_state(program, previous, rules)
     elif forward and not modules:
         constraint = ChainCheckedConstraint(FlowConstraint(program, previous, action, breakpoints, rules, enter=enter, returned=returned), program)
-    elif (forward and modules and not previous.finished and all(f.file is None for f in previous.frames)
+    elif (forward and modules and not previous.finished and previous.frames and all(f.file is None or f.file in modules for f in previous.frames)
           and (others := other_code_names(modules)) is not None):
-        inner = ProjectFlowConstraint(program, previous, action, modules, breakpoints, rules, other_breakpoints=other_breakpoints,
+        inner = ProjectFlowConstraint(program, previous, action, modules, breakpoints, rules, file_breakpoints=file_breakpoints,
                                       enter=enter, returned=returned)  # fmt: skip
         constraint = ChainCheckedConstraint(inner, program, others)
     else:

@@ -191,32 +191,32 @@ class SpecOptions:
 
 def build_spec(program: str, previous: State, action: Action | None, options: SpecOptions = SpecOptions(), *,
                modules: Mapping[str, str] | None = None, breakpoints: Sequence[int] = (), kind: ActionKind | None = None,
-               enter: bool = False, returned: str | None = None, other_breakpoints: bool = False) -> DecodingSpec:  # fmt: skip
+               enter: bool = False, returned: str | None = None, file_breakpoints: Mapping[str, Sequence[int]] | None = None) -> DecodingSpec:  # fmt: skip
     """The spec of the state after `previous` when `action` is asked. `action` None: an answer not narrowed by an
     action, as next-state evaluation asks inverse actions; `kind` then names the action asked, which sets the plan
     (how many answers) but neither the grammar nor the scoring's evidence and stale terms, which need the narrowing
     action. `breakpoints`: the program's lines; `modules`: other user files whose frames may appear (path -> source);
-    `other_breakpoints`: breakpoints are set in those files too.
+    `file_breakpoints`: the breakpoints in those files (path -> lines).
     `enter`: a Step Into's stop must enter a call of the line (a coarse action's fine step, `model.static.reach`).
     `returned`: `previous` stops back on its calling line after that function's call came back (the session's history
     says so: `model.static.reach.back_on_calling_line`)."""
     narrowing = action.kind if action is not None else None
     return DecodingSpec(grammar=build_grammar(program, previous, action, options, modules=modules, breakpoints=breakpoints, enter=enter,
-                                                 returned=returned, other_breakpoints=other_breakpoints),
+                                                 returned=returned, file_breakpoints=file_breakpoints),
                         scoring=scoring_rule(program, previous, narrowing, options),
                         plan=sampling_plan(narrowing or kind, options))  # fmt: skip
 
 
 def build_grammar(program: str, previous: State, action: Action | None, options: SpecOptions = SpecOptions(), *,
                   modules: Mapping[str, str] | None = None, breakpoints: Sequence[int] = (), enter: bool = False,
-                  returned: str | None = None, other_breakpoints: bool = False) -> Grammar | None:  # fmt: skip
+                  returned: str | None = None, file_breakpoints: Mapping[str, Sequence[int]] | None = None) -> Grammar | None:  # fmt: skip
     """The step's `Grammar` (None when the session decodes unconstrained)."""
     if not options.constrained:
         return None
     flow_action = action if options.flow_constraint else None
     constraint = state_constraint(program, previous, modules, action=flow_action, breakpoints=tuple(breakpoints),
                                   reprs=options.repr_check, rules=options.rules, enter=enter, returned=returned,
-                                  other_breakpoints=other_breakpoints)  # fmt: skip
+                                  file_breakpoints=file_breakpoints)  # fmt: skip
     return Grammar(constraint, unfolded_checks(constraint))
 
 

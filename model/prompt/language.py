@@ -767,8 +767,58 @@ def _lines_re(lines: frozenset[int] | None) -> str:
     return _alternation([str(n) for n in sorted(lines)], r"[0-9]{1,9}") if lines else r"[0-9]{1,9}"
 
 
+@dataclass(frozen=True)
+class StackPatterns:
+    """The pieces `state_regex` builds a state's stack from, for grammars that compose stacks of their own
+    (`model.decode.project_flow`): regexes without look-arounds, special tokens as literal text."""
+
+    new_frames: dict[str | None, str]  # file (None: the program) -> a new frame of that file (``<|call_sep|>...``)
+    new_frame: str  # a new frame of any file
+    kept: list[str]  # depth k -> the previous stack's frames 0..k-1 unchanged (k = 0..len; where a frame's file is unknown: shorter)
+    continued: list[str]  # depth k -> frames 0..k-1 unchanged, frame k continued on any of its lines
+    tail: str  # the return value, exception and stdout that may follow a stack
+    endings: str  # an exit state
+
+
+def stack_patterns(program: str, previous: State | None, modules: Mapping[str, str] | None = None) -> StackPatterns:
+    """The stack pieces of the states after `previous` (see `state_regex`)."""
+    info = program_info(program)
+    module_infos = {path: program_info(text) for path, text in sorted((modules or {}).items())}
+    all_names = set(info.names or ()) | {n for m in module_infos.values() for n in (m.names or ())}
+    name_re = _alternation([re.escape(n) for n in sorted(all_names)], GENERIC_NAME_RE) if info.names else GENERIC_NAME_RE
+    if info.lines_by_name:  # a frame stops only on lines of a code object of its name
+        located = _alternation([f"{re.escape(name)}{re.escape(LINE_SEP)}{_lines_re(lines)}"
+                                for name, lines in sorted(info.lines_by_name.items())], "")  # fmt: skip
+    else:
+        located = f"{GENERIC_NAME_RE}{re.escape(LINE_SEP)}{_lines_re(info.lines)}"
+    elsewhere = {path: [f"{re.escape(name)}{re.escape(SRC_SEP + json_string(path) + LINE_SEP)}{_lines_re(lines)}"
+                        for name, lines in sorted((m.lines_by_name or {"<module>": frozenset({0})}).items())]
+                 for path, m in module_infos.items()}  # an empty file: line 0  # fmt: skip
+    new_frames: dict[str | None, str] = {None: f"{re.escape(CALL_SEP)}{located}{FULL_LOCALS_RE}"}
+    new_frames.update({path: f"{re.escape(CALL_SEP)}{_alternation(where, '')}{FULL_LOCALS_RE}" for path, where in elsewhere.items()})
+    if elsewhere:
+        located = _alternation([located, *(pattern for where in elsewhere.values() for pattern in where)], located)
+    old = list(reversed(previous.frames)) if previous is not None else []
+    kept, continued = [""], []
+    for frame in old:
+        where = info if frame.file is None else module_infos.get(frame.file)
+        if where is None:
+            break
+        src = "" if frame.file is None else SRC_SEP + json_string(frame.file)
+        head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(src + LINE_SEP)}"
+        continued.append(f"{kept[-1]}{head}{_lines_re(where.lines_of(frame.name))}{LOCALS_ANY_RE}")
+        kept.append(f"{kept[-1]}{head}{frame.line}{LOCALS_ANY_RE}")
+    tail = (
+        f"(?:{re.escape(RETURN_SEP)}{name_re}(?:\\.{name_re})?{JSON_STRING_RE})?"  # debugpy: Class.method
+        f"(?:{re.escape(EXCEPTION_SEP)}{EXCEPTION_TYPE_RE}{JSON_STRING_RE})?"
+        f"(?:{re.escape(STDOUT)}{JSON_STRING_RE})?"
+    )
+    endings = _alternation([re.escape(t) for t in (*ENDING_TOKENS.values(), EXITED)], "") + "(?:-?[0-9]{1,9})?"
+    return StackPatterns(new_frames, f"{re.escape(CALL_SEP)}{located}{FULL_LOCALS_RE}", kept, continued, tail, endings)
+
+
 def state_regex(program: str, previous: State | None, *, include_end: bool = True,
-                modules: Mapping[str, str] | None = None, other_file_stops: Sequence[StopReason] | None = None) -> str:
+                modules: Mapping[str, str] | None = None) -> str:
     """A regex (no lookarounds or backreferences) matching every well-formed state text after `previous`.
 
     Frame names are restricted to the program's code objects' names and each frame's line to the
@@ -780,61 +830,14 @@ def state_regex(program: str, previous: State | None, *, include_end: bool = Tru
     code objects' names and lines (``name<|src_sep|>"path"<|line_sep|>N``); without `modules`, a
     frame of another file in `previous` ends the stack that can be continued. Special tokens
     appear as their literal text.
-
-    `other_file_stops`: only running states of these reasons whose stack holds a frame of another file above the
-    previous state's frames, which must all be the program's (`model.static.project_flow`: the stops a project's main-file
-    flow leaves out); no ending.
     """
-    info = program_info(program)
-    module_infos = {path: program_info(text) for path, text in sorted((modules or {}).items())}
-    all_names = set(info.names or ()) | {n for m in module_infos.values() for n in (m.names or ())}
-    name_re = _alternation([re.escape(n) for n in sorted(all_names)], GENERIC_NAME_RE) if info.names else GENERIC_NAME_RE
-    if info.lines_by_name:  # a frame stops only on lines of a code object of its name
-        located = _alternation([f"{re.escape(name)}{re.escape(LINE_SEP)}{_lines_re(lines)}"
-                                for name, lines in sorted(info.lines_by_name.items())], "")  # fmt: skip
-    else:
-        located = f"{GENERIC_NAME_RE}{re.escape(LINE_SEP)}{_lines_re(info.lines)}"
-    elsewhere = [f"{re.escape(name)}{re.escape(SRC_SEP + json_string(path) + LINE_SEP)}{_lines_re(lines)}"
-                 for path, m in module_infos.items()
-                 for name, lines in sorted((m.lines_by_name or {"<module>": frozenset({0})}).items())]  # empty file: line 0
-    main_frame = f"{re.escape(CALL_SEP)}{located}{FULL_LOCALS_RE}"
-    other_frame = f"{re.escape(CALL_SEP)}{_alternation(elsewhere, '')}{FULL_LOCALS_RE}"
-    if elsewhere:
-        located = _alternation([located, *elsewhere], located)
-    new_frame = f"{re.escape(CALL_SEP)}{located}{FULL_LOCALS_RE}"
-    old = list(reversed(previous.frames)) if previous is not None else []
+    parts = stack_patterns(program, previous, modules)
     # every stack is (a new frame | a continued prefix of the previous stack) then new frames: the same
     # language as the union of "new+" and each "prefix new*", with the (long) new-frame pattern written twice
-    starts = [new_frame]
-    kept = ""
-    for frame in old:
-        if frame.file is not None:
-            where = module_infos.get(frame.file)
-            if where is None:
-                break
-            head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(SRC_SEP + json_string(frame.file) + LINE_SEP)}"
-            starts.append(f"{kept}{head}{_lines_re(where.lines_of(frame.name))}{LOCALS_ANY_RE}")
-            kept += f"{head}{frame.line}{LOCALS_ANY_RE}"
-            continue
-        head = f"{re.escape(FRAME_SEP)}{re.escape(frame.name)}{re.escape(LINE_SEP)}"
-        starts.append(f"{kept}{head}{_lines_re(info.lines_of(frame.name))}{LOCALS_ANY_RE}")
-        kept += f"{head}{frame.line}{LOCALS_ANY_RE}"
     reasons = [REASON_STEP, REASON_BREAKPOINT, REASON_EXCEPTION, REASON_ENTRY]  # entry: the start, or an inverse step to it
-    running = _alternation([re.escape(r) for r in reasons], "") + _alternation(starts, "") + f"(?:{new_frame})*"
-    endings = _alternation([re.escape(t) for t in (*ENDING_TOKENS.values(), EXITED)], "") + "(?:-?[0-9]{1,9})?"
-    if other_file_stops is not None:
-        if not elsewhere or not other_file_stops or any(f.file is not None for f in old):
-            raise ValueError("other_file_stops needs other files, a reason and a previous stack of the program's frames")
-        running = (_alternation([re.escape(REASON_TOKENS[r]) for r in other_file_stops], "") + _alternation(["", *starts[1:]], "")
-                   + f"(?:{main_frame})*{other_frame}(?:{new_frame})*")  # fmt: skip
-        endings = ""
-    tail = (
-        f"(?:{re.escape(RETURN_SEP)}{name_re}(?:\\.{name_re})?{JSON_STRING_RE})?"  # debugpy: Class.method
-        f"(?:{re.escape(EXCEPTION_SEP)}{EXCEPTION_TYPE_RE}{JSON_STRING_RE})?"
-        f"(?:{re.escape(STDOUT)}{JSON_STRING_RE})?"
-    )
-    body = f"(?:{running}|{endings})" if endings else f"(?:{running})"
-    return body + tail + (re.escape(STATE_END) if include_end else "")
+    running = (_alternation([re.escape(r) for r in reasons], "") + _alternation([parts.new_frame, *parts.continued], "")
+               + f"(?:{parts.new_frame})*")  # fmt: skip
+    return f"(?:{running}|{parts.endings}){parts.tail}" + (re.escape(STATE_END) if include_end else "")
 
 
 @dataclass

@@ -248,13 +248,16 @@ def _any_stack(shape: AnyStack, old: list[Frame], info: lang.ProgramInfo, names:
 
 def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_end: bool = True,
                      entry: "Mapping[str, KnownEntry] | None" = None, kept: "Mapping[int, KeptLocals] | None" = None,
-                     frame_names: bool = True, typed_returns: bool = True) -> str:  # fmt: skip
+                     frame_names: bool = True, typed_returns: bool = True, below: str = "", file: str | None = None) -> str:  # fmt: skip
     """A regex of the state texts after `previous` that `flow` allows (see the module docstring); `entry`
     (`model.static.call_args.entry_values`, for a step_into) fixes known parameters of a frame the top frame's line calls;
     `kept` (`model.static.line_effects.kept_locals`, for a step) narrows the continued frames' locals. `frame_names`: a
     frame's keys are the names visible on its line (`model.static.frame_names`); `typed_returns`: a return value of the
     kinds its function returns (`model.static.return_kinds`), and a function's locals of the kinds its bindings give
-    (`local_kinds`); off, any keys and any value (`model.decoding`'s plain rules)."""
+    (`local_kinds`); off, any keys and any value (`model.decoding`'s plain rules). `below` and `file` place `previous` (a
+    stack of one file's frames, `program` that file's source) on top of frames of other files (`model.decode.project_flow`):
+    `below` matches those frames, written after the reason; `file` (None: the main program) is written into each frame;
+    then no ending (leaving the frames goes to `below`'s, which the caller's grammar answers)."""
     if flow.unconstrained:
         return lang.state_regex(program, previous, include_end=include_end)
     info = lang.program_info(program)
@@ -265,7 +268,8 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
     calling = calling_names(program) if frame_names else None
     kinds = local_kinds(program) if typed_returns else None
     running = []
-    value = f"{re.escape(lang.RETURN_SEP)}{return_value_regex(program, info.names or (), typed=typed_returns)}"
+    elsewhere = bool(below) or file is not None  # other user files' code can run from this one's, as library code can
+    value = f"{re.escape(lang.RETURN_SEP)}{return_value_regex(program, info.names or (), typed=typed_returns, elsewhere=elsewhere)}"
     for token, reason, shapes in ((lang.REASON_STEP, StopReason.STEP, flow.step), (lang.REASON_BREAKPOINT, StopReason.BREAKPOINT, flow.breakpoint),
                                   (lang.REASON_EXCEPTION, StopReason.EXCEPTION, flow.exception)):  # fmt: skip
         steps_kept = kept if token == lang.REASON_STEP else None  # a breakpoint may stop after more lines of the frame ran
@@ -275,7 +279,7 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
             for shape in shapes:
                 if flow.must_return(shape, reason) == must:
                     text = _shape(shape, old, info, names, entry, steps_kept, token != lang.REASON_EXCEPTION, kinds, calling)
-                    returners = _returners(program, old, shape)
+                    returners = _returners(program, old, shape, elsewhere)
                     if returners is not None and reason is StopReason.STEP and isinstance(shape, Continue) and shape.depth in flow.raised:
                         returners = (RAISED, *returners)
                     if text:
@@ -291,18 +295,27 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
                     stacks.append(f"(?:{alt(bodies)}){shown}" if must else f"(?:{alt(bodies)})(?:{shown})?")
         if stacks:
             raised = EXCEPTION_TAIL_RE if token == lang.REASON_EXCEPTION else ""  # exception info only at an exception stop
-            running.append(re.escape(token) + alt(stacks) + raised)
+            running.append(re.escape(token) + below + _in_file(alt(stacks), file) + raised)
     endings = list(lang.ENDING_TOKENS.values()) + [lang.EXITED] if flow.exit else [lang.ENDING_TOKENS[Ending.NEVER]] if flow.limit_end else []
+    if below and running:
+        endings = []
     if endings or not running:
         running.append(alt(re.escape(t) for t in endings or [lang.ENDING_TOKENS[Ending.NEVER]]) + "(?:-?[0-9]{1,9})?" + EXCEPTION_TAIL_RE)
     return alt(running) + f"(?:{re.escape(lang.STDOUT)}{lang.JSON_STRING_RE})?" + (re.escape(lang.STATE_END) if include_end else "")
 
 
-def return_value_regex(program: str, names: Iterable[str], *, typed: bool = True) -> str:
+def _in_file(stacks: str, file: str | None) -> str:
+    """`stacks` (frames of one file) with `file`'s path written into each frame (None: the main program's, no path)."""
+    if file is None:
+        return stacks
+    return stacks.replace(re.escape(lang.LINE_SEP), re.escape(lang.SRC_SEP + lang.json_string(file) + lang.LINE_SEP))
+
+
+def return_value_regex(program: str, names: Iterable[str], *, typed: bool = True, elsewhere: bool = False) -> str:
     """A return value: the function's name (or ``Class.name``) and its repr, of a kind `model.static.return_kinds` allows
-    (`typed`; else any repr)."""
+    (`typed`; else any repr). `elsewhere`: code of other user files can run from the program's, as library code can."""
     names = sorted(names)
-    if _imports(program):  # a library function written in Python shows its return value too (``(return) wraps``)
+    if elsewhere or _imports(program):  # a library function written in Python shows its return value too (``(return) wraps``)
         return f"(?:{lang.GENERIC_NAME_RE}\\.)?{lang.GENERIC_NAME_RE}{lang.JSON_STRING_RE}"
     name_re = alt(re.escape(n) for n in names) or lang.GENERIC_NAME_RE
     literals = return_literals(program) if typed else {}
@@ -315,19 +328,20 @@ def return_value_regex(program: str, names: Iterable[str], *, typed: bool = True
     return f"(?:{name_re}\\.)?{alt(options)}"
 
 
-def _returners(program: str, old: Sequence[Frame], shape: Shape) -> tuple[str, ...] | None:
+def _returners(program: str, old: Sequence[Frame], shape: Shape, elsewhere: bool = False) -> tuple[str, ...] | None:
     """The functions whose return value a stop of `shape` may show (None: any the language allows). Back in a caller:
     the frame that was left (`_returned_by`). On in the same frame, in a program that imports nothing (no library code
     written in Python can run): the functions its line can start (`model.static.flow.startable_from`: calls, dunders,
     properties, functions passed as values, generators it resumes), none when it can start none; in any program, none
-    after a line that runs no code (`model.static.line_effects.quiet_lines`)."""
+    after a line that runs no code (`model.static.line_effects.quiet_lines`). `elsewhere`: as if the program imported
+    something (other user files' code can run)."""
     if not isinstance(shape, Continue):
         return None
     if shape.depth < len(old) - 1:
         returned = _returned_by(program, old, shape.depth)
         return None if returned is None else (returned,)
     top = old[-1]
-    if _imports(program):
+    if elsewhere or _imports(program):
         return () if (top.name, top.line) in quiet_lines(program) else None  # a quiet line runs no code: nothing returns
     try:
         started = startable_from(program_flow(program), top.name, top.line)

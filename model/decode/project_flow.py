@@ -1,0 +1,110 @@
+"""Static control flow in a project: a program with other user files (`modules`, path -> source).
+
+`model.static.flow` follows one file. In a project the previous stop's top frames are frames of one file (the program
+or a module), over frames of other files; `ProjectFlowConstraint` narrows the next stop in three parts:
+
+1. the top frames go on as that file's flow says (`FlowConstraint` over the file's source, those frames alone, the
+   frames under them unchanged): the other files' code runs as library code does, calling back only what library code
+   can (functions passed as values, overrides of a library base class...);
+2. a stop with a frame of another file above the frames kept: only as an exception, a breakpoint (where any is set) or
+   a Step Into's (the call of another file's function or an import of another file);
+3. below the top frames: once they are left (a return, an exception caught by a caller), any well-formed stop of the
+   frames under them, and the endings.
+
+Part 1 alone decides a stop of the program's own frames (all frames the program's: then parts 2 and 3 are only the
+other files' frames and endings where they can exit). Each part is a superset of what debugpy does where the file's flow
+is; `tests/test_project_flow.py` checks every recorded stop of real two-file projects.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from model.decode.constraints import FlowConstraint, RegexConstraint
+from model.prompt import language as lang
+from model.static.flow import EXIT_NAMES
+from protocol.debugger import Action, ActionKind, State, StopReason
+
+if TYPE_CHECKING:
+    from model.decoding import DecodingRules
+
+
+def file_lines(pairs: Sequence[tuple[str, int]]) -> dict[str, tuple[int, ...]]:
+    """``(path, line)`` breakpoints (a trajectory's ``file_breakpoints``) as path -> lines."""
+    found: dict[str, list[int]] = {}
+    for path, line in pairs:
+        found.setdefault(path, []).append(line)
+    return {path: tuple(sorted(lines)) for path, lines in found.items()}
+
+
+def top_block(previous: State) -> int:
+    """The depth (outermost first) where the previous stack's top run of frames of one file begins."""
+    frames = list(reversed(previous.frames))
+    start = len(frames)
+    while start > 0 and frames[start - 1].file == frames[-1].file:
+        start -= 1
+    return start
+
+
+class ProjectFlowConstraint(RegexConstraint):
+    """A forward step of a project (see the module docstring). `breakpoints`: the program's lines; `file_breakpoints`:
+    the other files' (path -> lines); `enter` and `returned` (`FlowConstraint`) apply where all frames are the program's."""
+
+    def __init__(self, program: str, previous: State, action: Action, modules: Mapping[str, str], breakpoints: Sequence[int] = (),
+                 rules: "DecodingRules | None" = None, *, file_breakpoints: Mapping[str, Sequence[int]] | None = None,
+                 enter: bool = False, returned: str | None = None) -> None:  # fmt: skip
+        file_breakpoints = {f: lines for f, lines in (file_breakpoints or {}).items() if lines}
+        frames = list(reversed(previous.frames))
+        start = top_block(previous)
+        file = frames[-1].file
+        source = program if file is None else modules[file]
+        parts = lang.stack_patterns(program, previous, modules)
+        below = parts.kept[start] if start else ""
+        others = [text for path, text in modules.items() if path != file] + ([program] if file is not None else [])
+        exits = any(name in text for text in others for name in EXIT_NAMES)
+        top = previous.model_copy(update={"frames": [f.model_copy(update={"file": None}) for f in reversed(frames[start:])]})
+        own = tuple(breakpoints) if file is None else tuple(file_breakpoints.get(file, ()))
+        first = FlowConstraint(source, top, action, own, rules, enter=enter and not start, returned=None if start else returned,
+                               may_exit=exits and not start, below=below, file=file)  # fmt: skip
+        self.flow = first.flow
+        reasons = [StopReason.EXCEPTION]
+        if breakpoints or file_breakpoints or action.kind is ActionKind.BREAKPOINT:
+            reasons.append(StopReason.BREAKPOINT)
+        if action.kind is ActionKind.STEP_INTO:
+            reasons.append(StopReason.STEP)
+        bodies = [first.body, _elsewhere(parts, start, file, reasons)]
+        if start:
+            bodies.append(_under(parts, start))
+        elif exits:
+            bodies.append(parts.endings + parts.tail)
+        if first.flow.unconstrained:  # the file's flow cannot say: any well-formed stop
+            bodies = [lang.state_regex(program, previous, include_end=False, modules=modules)]
+        body = "|".join(f"(?:{b})" for b in bodies if b)
+        super().__init__(body)
+        self.regex = f"(?:{body}){re.escape(lang.STATE_END)}"
+
+
+def _reasons(reasons: Sequence[StopReason]) -> str:
+    return "(?:" + "|".join(re.escape(lang.REASON_TOKENS[r]) for r in reasons) + ")"
+
+
+def _elsewhere(parts: lang.StackPatterns, start: int, file: str | None, reasons: Sequence[StopReason]) -> str:
+    """Part 2: the frames under the top ones unchanged, some of the top ones continued, then new frames of which one is
+    another file's than the top frames'."""
+    other = [pattern for path, pattern in parts.new_frames.items() if path != file]
+    if not other or len(parts.kept) <= start:
+        return ""
+    kept = "(?:" + "|".join([parts.kept[start], *parts.continued[start:]]) + ")"
+    return (f"{_reasons(reasons)}{kept}(?:{parts.new_frames.get(file, '')})*(?:{'|'.join(other)})(?:{parts.new_frame})*"
+            f"{parts.tail}")
+
+
+def _under(parts: lang.StackPatterns, start: int) -> str:
+    """Part 3: a stop of the frames under the top ones (a frame of them continued, any frames above), or an ending."""
+    reasons = _reasons([StopReason.STEP, StopReason.BREAKPOINT, StopReason.EXCEPTION])
+    starts = "(?:" + "|".join([parts.new_frame, *parts.continued[:start]]) + ")"
+    return f"(?:{reasons}{starts}(?:{parts.new_frame})*|{parts.endings}){parts.tail}"
+
+
+__all__ = ["ProjectFlowConstraint", "file_lines", "top_block"]
