@@ -59,3 +59,18 @@ def test_every_recorded_stop_of_two_file_projects_is_admitted() -> None:
                 assert spec.grammar.admits(text), (step.action.kind, previous.location, text[:200])
                 narrowed += all(f.file is None for f in previous.frames) and not previous.finished
     assert narrowed > 20
+
+
+def test_a_step_into_enters_another_file_on_a_first_line_and_a_breakpoint_stops_on_its_line() -> None:
+    line4 = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=4)])
+    into = state_constraint(MAIN, line4, MODULES, action=Action(kind=ActionKind.STEP_INTO))
+    def entering(line: int, reason: StopReason = StopReason.STEP) -> str:
+        frames = [Frame(name="square", line=line, file="shapes.py", locals={"n": "2"}), Frame(name="<module>", line=4)]
+        return _text(State(reason=reason, frames=frames), line4)
+    assert into.complete(entering(5)) and not into.complete(entering(4))  # square's first line event is line 5
+    over = state_constraint(MAIN, line4, MODULES, action=Action(kind=ActionKind.STEP_OVER))
+    assert not over.complete(entering(5))
+    with_breakpoint = state_constraint(MAIN, line4, MODULES, action=Action(kind=ActionKind.STEP_OVER), file_breakpoints={"shapes.py": [5]})
+    assert with_breakpoint.complete(entering(5, StopReason.BREAKPOINT))
+    added = [Frame(name="add", line=11, file="shapes.py", locals={"xs": "[4, 9]"}), Frame(name="<module>", line=5)]
+    assert not with_breakpoint.complete(_text(State(reason=StopReason.BREAKPOINT, frames=added), line4))  # not a breakpoint line

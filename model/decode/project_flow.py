@@ -73,7 +73,9 @@ class ProjectFlowConstraint(RegexConstraint):
             reasons.append(StopReason.BREAKPOINT)
         if action.kind is ActionKind.STEP_INTO:
             reasons.append(StopReason.STEP)
-        bodies = [first.body, _elsewhere(parts, start, file, reasons)]
+        sources = {None: program, **modules}
+        marks = _breakpoint_lines(sources, breakpoints, file_breakpoints, action)
+        bodies = [first.body, _elsewhere(parts, start, file, reasons, sources, marks)]
         if start:
             bodies.append(_under(parts, start))
         elif exits:
@@ -89,15 +91,80 @@ def _reasons(reasons: Sequence[StopReason]) -> str:
     return "(?:" + "|".join(re.escape(lang.REASON_TOKENS[r]) for r in reasons) + ")"
 
 
-def _elsewhere(parts: lang.StackPatterns, start: int, file: str | None, reasons: Sequence[StopReason]) -> str:
+def _elsewhere(parts: lang.StackPatterns, start: int, file: str | None, reasons: Sequence[StopReason],
+               sources: Mapping[str | None, str], marks: Mapping[str | None, frozenset[int]]) -> str:  # fmt: skip
     """Part 2: the frames under the top ones unchanged, some of the top ones continued, then new frames of which one is
-    another file's than the top frames'."""
+    another file's than the top frames'. A step's (a Step Into's) is one new frame of another file on the previous stack,
+    on the first line of a code object or where a generator resumes (`entry_lines`); a breakpoint's top frame is on a
+    breakpoint line of its file (`marks`)."""
     other = [pattern for path, pattern in parts.new_frames.items() if path != file]
     if not other or len(parts.kept) <= start:
         return ""
     kept = "(?:" + "|".join([parts.kept[start], *parts.continued[start:]]) + ")"
-    return (f"{_reasons(reasons)}{kept}(?:{parts.new_frames.get(file, '')})*(?:{'|'.join(other)})(?:{parts.new_frame})*"
-            f"{parts.tail}")
+    above = f"(?:{parts.new_frames.get(file, '')})*(?:{'|'.join(other)})(?:{parts.new_frame})*"
+    options = [f"{_reasons([StopReason.EXCEPTION])}{kept}{above}"]
+    if StopReason.STEP in reasons and len(parts.kept) == len(parts.continued) + 1:
+        entries = [_frames_at(path, sources[path], entry_lines(sources[path])) for path in parts.new_frames if path != file]
+        if all(entries):
+            options.append(f"{_reasons([StopReason.STEP])}{parts.kept[-1]}(?:{'|'.join(entries)})")
+        else:  # a file whose code objects cannot be placed: any new frame of another file
+            options.append(f"{_reasons([StopReason.STEP])}{kept}{above}")
+    if StopReason.BREAKPOINT in reasons:
+        tops = [_frames_at(path, sources[path], {name: lines & marks[path] for name, lines in _lines_by_name(sources[path]).items()})
+                for path in parts.new_frames if marks.get(path)]  # fmt: skip
+        if any(tops):
+            options.append(f"{_reasons([StopReason.BREAKPOINT])}{kept}(?:{parts.new_frame})*(?:{'|'.join(t for t in tops if t)})")
+    return "(?:" + "|".join(options) + f"){parts.tail}"
+
+
+def entry_lines(source: str) -> dict[str, frozenset[int]] | None:
+    """Code object name -> the lines a new frame of it first stops on: a function's first line event, a generator's
+    resumption points (`model.static.flow.ScopeFlow.entry` and ``resume_lines``); None when the file cannot be followed."""
+    from model.static.flow import EXIT, FlowUnavailable, program_flow
+
+    try:
+        flow = program_flow(source)
+    except FlowUnavailable:
+        return None
+    found: dict[str, set[int]] = {}
+    for scope in flow.scopes:
+        found.setdefault(scope.name, set()).update((scope.entry | scope.resume_lines) - {EXIT})
+    return {name: frozenset(lines) for name, lines in found.items()}
+
+
+def _lines_by_name(source: str) -> dict[str, frozenset[int]]:
+    return dict(lang.program_info(source).lines_by_name or {})
+
+
+def _frames_at(path: str | None, source: str, lines: Mapping[str, frozenset[int]] | None) -> str:
+    """A new frame of file `path` (None: the program) of one of `lines`' code objects on one of its lines ("" when none)."""
+    if not lines:
+        return ""
+    src = "" if path is None else lang.SRC_SEP + lang.json_string(path)
+    located = [f"{re.escape(name)}{re.escape(src + lang.LINE_SEP)}(?:{'|'.join(str(n) for n in sorted(ls))})"
+               for name, ls in sorted(lines.items()) if ls]  # fmt: skip
+    if not located:
+        return ""
+    return f"{re.escape(lang.CALL_SEP)}(?:{'|'.join(located)}){lang.FULL_LOCALS_RE}"
+
+
+def _breakpoint_lines(sources: Mapping[str | None, str], breakpoints: Sequence[int], file_breakpoints: Mapping[str, Sequence[int]],
+                      action: Action) -> dict[str | None, frozenset[int]]:  # fmt: skip
+    """File (None: the program) -> the lines a breakpoint stop's top frame can be on: the breakpoints (the program's and
+    the run-to line, the other files'), and for one on a line that starts no statement, the statement line before it (as
+    `model.static.flow` places them)."""
+    marks: dict[str | None, set[int]] = {None: set(breakpoints)}
+    for path, lines in file_breakpoints.items():
+        marks.setdefault(path, set()).update(lines)
+    if action.kind is ActionKind.BREAKPOINT and action.line is not None:
+        marks[None].add(action.line)
+    placed: dict[str | None, frozenset[int]] = {}
+    for path, lines in marks.items():
+        code = sorted(lang.program_info(sources[path]).lines or ()) if path in sources else []
+        before = {max((n for n in code if n <= line), default=line) for line in lines}
+        if lines:
+            placed[path] = frozenset(lines | before)
+    return placed
 
 
 def _under(parts: lang.StackPatterns, start: int) -> str:
@@ -107,4 +174,4 @@ def _under(parts: lang.StackPatterns, start: int) -> str:
     return f"(?:{reasons}{starts}(?:{parts.new_frame})*|{parts.endings}){parts.tail}"
 
 
-__all__ = ["ProjectFlowConstraint", "file_lines", "top_block"]
+__all__ = ["ProjectFlowConstraint", "entry_lines", "file_lines", "top_block"]
