@@ -10,7 +10,7 @@ from model.decode.project_flow import ProjectFlowConstraint, file_lines
 from model.decode.spec import build_spec
 from model.prompt import language as lang
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
-from tracegen.fast import record_program
+from tracegen.fast import record_program, replay
 from tracegen.realworld import build_program
 from tracegen.sampling import sample_forward
 
@@ -74,3 +74,18 @@ def test_a_step_into_enters_another_file_on_a_first_line_and_a_breakpoint_stops_
     assert with_breakpoint.complete(entering(5, StopReason.BREAKPOINT))
     added = [Frame(name="add", line=11, file="shapes.py", locals={"xs": "[4, 9]"}), Frame(name="<module>", line=5)]
     assert not with_breakpoint.complete(_text(State(reason=StopReason.BREAKPOINT, frames=added), line4))  # not a breakpoint line
+
+
+def test_a_step_into_enters_only_what_the_line_can_start() -> None:
+    program = build_program("getopt", "opts, args = getopt(['-a', '-b', '7'], 'ab:')\n")
+    modules = {"getopt_impl.py": program.impl}
+    line3 = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=3)])
+    into = state_constraint(program.main, line3, modules, action=Action(kind=ActionKind.STEP_INTO))
+    trace = record_program(program.main, modules=modules)
+    recorded = replay(trace, [Action(kind=ActionKind.STEP_OVER), Action(kind=ActionKind.STEP_INTO)])[-1]
+    assert recorded.frames[0].name == "getopt" and into.complete(lang.render_state(recorded, line3).removesuffix(lang.STATE_END))
+    later = min(lang.program_info(program.impl).lines_by_name["do_shorts"])  # called only inside getopt
+    too_soon = State(reason=StopReason.STEP, frames=[Frame(name="do_shorts", line=later, file="getopt_impl.py"), line3.frames[0]])
+    text = lang.render_state(too_soon, line3)
+    assert not into.allows(text[:text.index(lang.SRC_SEP)])
+    assert state_constraint(program.main, line3, modules).allows(text[:text.index(lang.SRC_SEP)])  # the plain grammar's

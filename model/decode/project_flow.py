@@ -17,17 +17,20 @@ is; `tests/test_project_flow.py` checks every recorded stop of real two-file pro
 """
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from model.decode.constraints import FlowConstraint, RegexConstraint
 from model.prompt import language as lang
 from model.static.flow import EXIT_NAMES
-from protocol.debugger import Action, ActionKind, State, StopReason
+from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 
 if TYPE_CHECKING:
     from model.decoding import DecodingRules
+    from model.static.flow import ProgramFlow
 
 
 def file_lines(pairs: Sequence[tuple[str, int]]) -> dict[str, tuple[int, ...]]:
@@ -75,7 +78,7 @@ class ProjectFlowConstraint(RegexConstraint):
             reasons.append(StopReason.STEP)
         sources = {None: program, **modules}
         marks = _breakpoint_lines(sources, breakpoints, file_breakpoints, action)
-        bodies = [first.body, _elsewhere(parts, start, file, reasons, sources, marks)]
+        bodies = [first.body, _elsewhere(parts, start, file, reasons, sources, marks, frames[-1])]
         if start:
             bodies.append(_under(parts, start))
         elif exits:
@@ -92,11 +95,11 @@ def _reasons(reasons: Sequence[StopReason]) -> str:
 
 
 def _elsewhere(parts: lang.StackPatterns, start: int, file: str | None, reasons: Sequence[StopReason],
-               sources: Mapping[str | None, str], marks: Mapping[str | None, frozenset[int]]) -> str:  # fmt: skip
+               sources: Mapping[str | None, str], marks: Mapping[str | None, frozenset[int]], top: Frame) -> str:  # fmt: skip
     """Part 2: the frames under the top ones unchanged, some of the top ones continued, then new frames of which one is
-    another file's than the top frames'. A step's (a Step Into's) is one new frame of another file on the previous stack,
-    on the first line of a code object or where a generator resumes (`entry_lines`); a breakpoint's top frame is on a
-    breakpoint line of its file (`marks`)."""
+    another file's than the top frames'. A step's (a Step Into's) is one new frame of another file on the previous stack
+    (whose `top` frame is of `file`), a code object the top frame's line can start (`_entered`) on its first line; a
+    breakpoint's top frame is on a breakpoint line of its file (`marks`)."""
     other = [pattern for path, pattern in parts.new_frames.items() if path != file]
     if not other or len(parts.kept) <= start:
         return ""
@@ -104,8 +107,10 @@ def _elsewhere(parts: lang.StackPatterns, start: int, file: str | None, reasons:
     above = f"(?:{parts.new_frames.get(file, '')})*(?:{'|'.join(other)})(?:{parts.new_frame})*"
     options = [f"{_reasons([StopReason.EXCEPTION])}{kept}{above}"]
     if StopReason.STEP in reasons and len(parts.kept) == len(parts.continued) + 1:
-        entries = [_frames_at(path, sources[path], entry_lines(sources[path])) for path in parts.new_frames if path != file]
-        if all(entries):
+        entered = _entered(sources, file, top)
+        entries = [_frames_at(path, sources[path], entered.get(path) if entered is not None else entry_lines(sources[path]))
+                   for path in parts.new_frames if path != file]  # fmt: skip
+        if entered is not None or all(entries):
             options.append(f"{_reasons([StopReason.STEP])}{parts.kept[-1]}(?:{'|'.join(entries)})")
         else:  # a file whose code objects cannot be placed: any new frame of another file
             options.append(f"{_reasons([StopReason.STEP])}{kept}{above}")
@@ -130,6 +135,103 @@ def entry_lines(source: str) -> dict[str, frozenset[int]] | None:
     for scope in flow.scopes:
         found.setdefault(scope.name, set()).update((scope.entry | scope.resume_lines) - {EXIT})
     return {name: frozenset(lines) for name, lines in found.items()}
+
+
+def _entered(sources: Mapping[str | None, str], file: str | None, top: Frame) -> dict[str | None, dict[str, frozenset[int]]] | None:
+    """Per other file, the code objects a Step Into from `top` (a frame of `file`) can stop in first, on their first
+    lines; None when a file cannot be followed. Resolved by name, as `model.static.flow` resolves a line's calls: the
+    functions and methods the line names (called or passed), the ``__init__``/``__new__``/``__post_init__`` of the classes it
+    names and of their bases, the file's module body where the line imports, and what any call may run: the file's
+    dunders and properties, functions used as values in any file, generators resuming."""
+    from model.static.flow import EXIT, FlowUnavailable, _init_scopes, program_flow
+
+    try:
+        caller = program_flow(sources[file])
+        callees = {path: program_flow(text) for path, text in sources.items() if path != file}
+    except FlowUnavailable:
+        return None
+    scopes = caller.scope_at(top.name, top.line)
+    if not scopes:
+        return None
+    calls = [c for c in (scope.calls.get(top.line) for scope in scopes) if c is not None]
+    named = {n for c in calls for n in c.names | c.attrs} | _line_names(sources[file], top.line)
+    classes = _base_names(caller, named)
+    calling = any(c.calls for c in calls)
+    iterating = any(c.iterates for c in calls)
+    importing = _imports_on(sources[file], top.line)
+    values = set().union(*(_value_names(text) for text in sources.values()))
+    found: dict[str | None, dict[str, frozenset[int]]] = {}
+    for path, callee in callees.items():
+        starts: set[tuple[str, frozenset[int]]] = set(callee.anywhere)
+        for name in named | classes:
+            starts |= {(f.name, f.entry) for f in callee.functions.get(name, [])}
+            starts |= {(f.name, f.entry) for f in _init_scopes(name, callee.classes, callee.functions)}
+        if calling:
+            starts |= set(callee.escaping) | {(f.name, f.entry) for name in values for f in callee.functions.get(name, [])}
+        if calling or iterating:
+            starts |= set(callee.resumable)
+        if importing:
+            starts |= {(s.name, s.entry) for s in callee.by_name.get("<module>", [])}
+        merged: dict[str, set[int]] = {}
+        for name, lines in starts:
+            merged.setdefault(name, set()).update(set(lines) - {EXIT})
+        found[path] = {name: frozenset(lines) for name, lines in merged.items() if lines}
+    return found
+
+
+def _base_names(flow: "ProgramFlow", names: set[str]) -> set[str]:
+    """The names of the bases (through the program's own classes) of the program's classes among `names`."""
+    found: set[str] = set()
+    todo = [n for n in names if n in flow.classes]
+    while todo:
+        node, _ = flow.classes[todo.pop()]
+        for base in node.bases:
+            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+            if name and name not in found:
+                found.add(name)
+                if name in flow.classes:
+                    todo.append(name)
+    return found
+
+
+def _statements_on(source: str, line: int) -> list[ast.stmt]:
+    """The innermost statements whose lines hold `line`."""
+    found = [n for n in ast.walk(_tree(source)) if isinstance(n, ast.stmt) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    return [n for n in found if not any(o is not n and n.lineno <= o.lineno and (o.end_lineno or o.lineno) <= (n.end_lineno or n.lineno)
+                                        for o in found)]  # fmt: skip
+
+
+def _line_names(source: str, line: int) -> set[str]:
+    """Every name and attribute the statement on `line` mentions (a function it passes on may be called by library code)."""
+    names: set[str] = set()
+    for stmt in _statements_on(source, line):
+        nodes = [*stmt.decorator_list, *stmt.bases] if isinstance(stmt, ast.ClassDef) else \
+            [*stmt.decorator_list, stmt.args] if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else [stmt]
+        for node in nodes:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name):
+                    names.add(sub.id)
+                elif isinstance(sub, ast.Attribute):
+                    names.add(sub.attr)
+    return names
+
+
+def _imports_on(source: str, line: int) -> bool:
+    return any(isinstance(stmt, (ast.Import, ast.ImportFrom)) for stmt in _statements_on(source, line))
+
+
+@lru_cache(maxsize=64)
+def _tree(source: str) -> ast.Module:
+    return ast.parse(source)
+
+
+@lru_cache(maxsize=64)
+def _value_names(source: str) -> frozenset[str]:
+    """Names and attributes a file uses as values, not called where they are read."""
+    tree = _tree(source)
+    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return frozenset({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called}
+                     | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and id(n) not in called})  # fmt: skip
 
 
 def _lines_by_name(source: str) -> dict[str, frozenset[int]]:
