@@ -75,7 +75,7 @@ from a line its frame cannot return from into no caller where none can catch (`m
 call its caller's line made once (`model.static.reach.without_recalled_top`); a step's line event on a breakpoint line
 stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program may also end (code elsewhere can exit);
     `below`, `file`: `previous` is the top of a project's stack, frames of `file` over frames `below` matches
-    (`model.static.flow_regex.flow_state_regex`);
+    (`model.static.flow_regex.flow_state_regex`); `exceptions` off: no exception stop (a caller's grammar has them);
     `rules` (`model.decoding`) say which narrowing of the locals and the return value comes on top. `enter`: the stop
     enters a call of the line (`model.static.reach.entering`; a coarse action's fine step at a line that certainly calls).
     `returned`: `previous` is a stop back on its calling line after that function's call came back, which a Step Into
@@ -83,7 +83,7 @@ stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program
 
     def __init__(self, program: str, previous: "State", action: "Action", breakpoints: "Sequence[int]" = (),
                  rules: "DecodingRules | None" = None, *, enter: bool = False, returned: "str | None" = None,
-                 may_exit: bool = False, below: str = "", file: "str | None" = None) -> None:  # fmt: skip
+                 may_exit: bool = False, below: str = "", file: "str | None" = None, exceptions: bool = True) -> None:  # fmt: skip
         from dataclasses import replace
 
         from model.static.breakpoint_stops import breakpoint_line_events
@@ -114,6 +114,8 @@ stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program
         self.flow = breakpoint_line_events(self.flow, program, previous, action.kind, breakpoints)
         if may_exit:
             self.flow = replace(self.flow, exit=True)
+        if not exceptions:
+            self.flow = replace(self.flow, exception=[])
         entry = {**entry_values(program, previous), **comprehension_entries(program, previous)} \
             if action.kind is ActionKind.STEP_INTO and rules.known_entries else None
         steps = (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN)

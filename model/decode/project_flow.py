@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from model.decode.constraints import FlowConstraint, RegexConstraint
 from model.prompt import language as lang
 from model.static.flow import EXIT_NAMES
+from model.static.line_nodes import parsed, statements_at
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 
 if TYPE_CHECKING:
@@ -69,19 +70,13 @@ class ProjectFlowConstraint(RegexConstraint):
         top = previous.model_copy(update={"frames": [f.model_copy(update={"file": None}) for f in reversed(frames[start:])]})
         own = tuple(breakpoints) if file is None else tuple(file_breakpoints.get(file, ()))
         first = FlowConstraint(source, top, action, own, rules, enter=enter and not start, returned=None if start else returned,
-                               may_exit=exits and not start, below=below, file=file)  # fmt: skip
+                               may_exit=exits and not start, below=below, file=file, exceptions=False)  # fmt: skip
         self.flow = first.flow
-        reasons = [StopReason.EXCEPTION]
-        if breakpoints or file_breakpoints or action.kind is ActionKind.BREAKPOINT:
-            reasons.append(StopReason.BREAKPOINT)
-        if action.kind is ActionKind.STEP_INTO:
-            reasons.append(StopReason.STEP)
         sources = {None: program, **modules}
         marks = _breakpoint_lines(sources, breakpoints, file_breakpoints, action)
-        bodies = [first.body, _elsewhere(parts, start, file, reasons, sources, marks, frames[-1])]
-        if start:
-            bodies.append(_under(parts, start))
-        elif exits:
+        bodies = [first.body, _any_stop(parts, start), _entering(parts, file, action, sources, frames[-1]),
+                  _at_breakpoints(parts, start, sources, marks)]
+        if start or exits:
             bodies.append(parts.endings + parts.tail)
         if first.flow.unconstrained:  # the file's flow cannot say: any well-formed stop
             bodies = [lang.state_regex(program, previous, include_end=False, modules=modules)]
@@ -94,32 +89,41 @@ def _reasons(reasons: Sequence[StopReason]) -> str:
     return "(?:" + "|".join(re.escape(lang.REASON_TOKENS[r]) for r in reasons) + ")"
 
 
-def _elsewhere(parts: lang.StackPatterns, start: int, file: str | None, reasons: Sequence[StopReason],
-               sources: Mapping[str | None, str], marks: Mapping[str | None, frozenset[int]], top: Frame) -> str:  # fmt: skip
-    """Part 2: the frames under the top ones unchanged, some of the top ones continued, then new frames of which one is
-    another file's than the top frames'. A step's (a Step Into's) is one new frame of another file on the previous stack
-    (whose `top` frame is of `file`), a code object the top frame's line can start (`_entered`) on its first line; a
-    breakpoint's top frame is on a breakpoint line of its file (`marks`)."""
-    other = [pattern for path, pattern in parts.new_frames.items() if path != file]
-    if not other or len(parts.kept) <= start:
+def _any_stop(parts: lang.StackPatterns, start: int) -> str:
+    """An exception stop with any stack over the previous one's frames (part 2's and part 3's; part 1 leaves exceptions
+    here), and part 3: a step or breakpoint stop of a frame under the top ones continued, any frames above it."""
+    exception = _reasons([StopReason.EXCEPTION]) + "(?:" + "|".join(parts.continued + parts.kept[-1:]) + ")"
+    options = [exception, _reasons([StopReason.EXCEPTION, *([StopReason.STEP, StopReason.BREAKPOINT] if start else [])]) + parts.new_frame]
+    if start:
+        options.append(_reasons([StopReason.STEP, StopReason.BREAKPOINT]) + "(?:" + "|".join(parts.continued[:start]) + ")")
+    return "(?:" + "|".join(options) + f")(?:{parts.new_frame})*{parts.tail}"
+
+
+def _entering(parts: lang.StackPatterns, file: str | None, action: Action, sources: Mapping[str | None, str], top: Frame) -> str:
+    """Part 2's steps: a Step Into's one new frame of another file on the previous stack (whose `top` frame is of `file`),
+    of a code object the top frame's line can start (`_entered`), on its first line."""
+    if action.kind is not ActionKind.STEP_INTO or len(parts.kept) != len(parts.continued) + 1:
+        return ""
+    others = [path for path in parts.new_frames if path != file]
+    entered = _entered(sources, file, top)
+    if entered is None:  # a file whose code objects cannot be placed: any new frame of another file
+        frames = [parts.new_frames[path] for path in others]
+    else:
+        frames = [_frames_at(path, sources[path], entered.get(path)) for path in others]
+    frames = [f for f in frames if f]
+    return f"{_reasons([StopReason.STEP])}{parts.kept[-1]}(?:{'|'.join(frames)}){parts.tail}" if frames else ""
+
+
+def _at_breakpoints(parts: lang.StackPatterns, start: int, sources: Mapping[str | None, str], marks: Mapping[str | None, frozenset[int]]) -> str:
+    """Part 2's breakpoint stops: the frames under the top ones unchanged, some of the top ones continued, new frames,
+    the top one of any file on a breakpoint line of its file (`marks`)."""
+    tops = [_frames_at(path, text, {name: lines & marks[path] for name, lines in _lines_by_name(text).items()})
+            for path, text in sources.items() if marks.get(path)]  # fmt: skip
+    tops = [t for t in tops if t]
+    if not tops or len(parts.kept) <= start:
         return ""
     kept = "(?:" + "|".join([parts.kept[start], *parts.continued[start:]]) + ")"
-    above = f"(?:{parts.new_frames.get(file, '')})*(?:{'|'.join(other)})(?:{parts.new_frame})*"
-    options = [f"{_reasons([StopReason.EXCEPTION])}{kept}{above}"]
-    if StopReason.STEP in reasons and len(parts.kept) == len(parts.continued) + 1:
-        entered = _entered(sources, file, top)
-        entries = [_frames_at(path, sources[path], entered.get(path) if entered is not None else entry_lines(sources[path]))
-                   for path in parts.new_frames if path != file]  # fmt: skip
-        if entered is not None or all(entries):
-            options.append(f"{_reasons([StopReason.STEP])}{parts.kept[-1]}(?:{'|'.join(entries)})")
-        else:  # a file whose code objects cannot be placed: any new frame of another file
-            options.append(f"{_reasons([StopReason.STEP])}{kept}{above}")
-    if StopReason.BREAKPOINT in reasons:
-        tops = [_frames_at(path, sources[path], {name: lines & marks[path] for name, lines in _lines_by_name(sources[path]).items()})
-                for path in parts.new_frames if marks.get(path)]  # fmt: skip
-        if any(tops):
-            options.append(f"{_reasons([StopReason.BREAKPOINT])}{kept}(?:{parts.new_frame})*(?:{'|'.join(t for t in tops if t)})")
-    return "(?:" + "|".join(options) + f"){parts.tail}"
+    return f"{_reasons([StopReason.BREAKPOINT])}{kept}(?:{parts.new_frame})*(?:{'|'.join(tops)}){parts.tail}"
 
 
 def entry_lines(source: str) -> dict[str, frozenset[int]] | None:
@@ -196,7 +200,7 @@ def _base_names(flow: "ProgramFlow", names: set[str]) -> set[str]:
 
 def _statements_on(source: str, line: int) -> list[ast.stmt]:
     """The innermost statements whose lines hold `line`."""
-    found = [n for n in ast.walk(_tree(source)) if isinstance(n, ast.stmt) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    found = statements_at(source).get(line, ())
     return [n for n in found if not any(o is not n and n.lineno <= o.lineno and (o.end_lineno or o.lineno) <= (n.end_lineno or n.lineno)
                                         for o in found)]  # fmt: skip
 
@@ -221,14 +225,9 @@ def _imports_on(source: str, line: int) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _tree(source: str) -> ast.Module:
-    return ast.parse(source)
-
-
-@lru_cache(maxsize=64)
 def _value_names(source: str) -> frozenset[str]:
     """Names and attributes a file uses as values, not called where they are read."""
-    tree = _tree(source)
+    tree = parsed(source)
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
     return frozenset({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called}
                      | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and id(n) not in called})  # fmt: skip
@@ -267,13 +266,6 @@ def _breakpoint_lines(sources: Mapping[str | None, str], breakpoints: Sequence[i
         if lines:
             placed[path] = frozenset(lines | before)
     return placed
-
-
-def _under(parts: lang.StackPatterns, start: int) -> str:
-    """Part 3: a stop of the frames under the top ones (a frame of them continued, any frames above), or an ending."""
-    reasons = _reasons([StopReason.STEP, StopReason.BREAKPOINT, StopReason.EXCEPTION])
-    starts = "(?:" + "|".join([parts.new_frame, *parts.continued[:start]]) + ")"
-    return f"(?:{reasons}{starts}(?:{parts.new_frame})*|{parts.endings}){parts.tail}"
 
 
 __all__ = ["ProjectFlowConstraint", "entry_lines", "file_lines", "top_block"]

@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from model.static.call_args import KnownEntry
 from model.static.flow import COMPREHENSIONS
+from model.static.line_nodes import statements_at
 from protocol.debugger import State
 
 # a builtin call in a comprehension's first `for` -> the repr of the iterator it gives (an object that is its own iterator)
@@ -72,11 +73,10 @@ def _line_comprehensions(program: str, line: int) -> tuple[tuple[str, ast.expr],
     """(frame name, first iterable) of each comprehension of the one-line statement on `line` that is not inside
     another comprehension or a lambda, for the frame names that occur once there."""
     try:
-        tree = ast.parse(program)
+        statements = [n for n in statements_at(program).get(line, ()) if n.lineno == line]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ()
     found: list[tuple[str, ast.expr]] = []
-    statements = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno == line]
     if len(statements) != 1 or isinstance(statements[0], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return ()
     stmt = statements[0]
