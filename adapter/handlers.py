@@ -702,6 +702,9 @@ class DapHandler:
 
     async def on_exceptionInfo(self, request: dap.Request) -> dict[str, Any]:
         _, state = self._require_stopped()
+        if state.exception is None and state.reason is StopReason.EXCEPTION:  # a prediction that names no exception
+            return {"exceptionId": "Exception", "description": "the model predicted an exception here without naming it",
+                    "breakMode": "unhandled"}
         if state.exception is None:
             raise RequestError("no exception at this stop")
         return {"exceptionId": state.exception.type, "description": state.exception.message,

@@ -1,12 +1,12 @@
-"""Static control flow in a project (`model.decode.project_flow.ProjectFlowConstraint`): from a stop in the main file's
+"""Static control flow in a project (`model.decode.constraints.ProjectFlowConstraint`, `model.decode.project_flow`): from a stop in the main file's
 own frames, a stop of the main file's frames follows its flow and a stop with a frame of another file comes only as an
 exception, a breakpoint or a Step Into's. Every recorded stop of a real two-file project is admitted."""
 from __future__ import annotations
 
 import random
 
-from model.decode.constraints import state_constraint
-from model.decode.project_flow import ProjectFlowConstraint, file_lines
+from model.decode.constraints import ProjectFlowConstraint, state_constraint
+from model.decode.project_flow import file_lines
 from model.decode.spec import build_spec
 from model.prompt import language as lang
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason

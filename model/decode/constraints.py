@@ -126,6 +126,31 @@ stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program
         self.regex = flow_state_regex(program, previous, self.flow, include_end=True, **options)
 
 
+class ProjectFlowConstraint(RegexConstraint):
+    """A forward step of a project (`model.decode.project_flow`): its top frames go on as their file's flow says
+    (`FlowConstraint` over that file, the frames under them kept), other stops as `ProjectStep.plan` writes them.
+    `breakpoints`: the program's lines; `file_breakpoints`: the other files' (path -> lines); `enter` and `returned`
+    (`FlowConstraint`) apply where all frames are the program's."""
+
+    def __init__(self, program: str, previous: "State", action: "Action", modules: "Mapping[str, str]", breakpoints: "Sequence[int]" = (),
+                 rules: "DecodingRules | None" = None, *, file_breakpoints: "Mapping[str, Sequence[int]] | None" = None,
+                 enter: bool = False, returned: "str | None" = None) -> None:  # fmt: skip
+        from model.decode.project_flow import ProjectStep
+        from model.prompt.language import STATE_END, state_regex
+
+        step = ProjectStep.plan(program, previous, action, modules, breakpoints, file_breakpoints)
+        first = FlowConstraint(step.source, step.top, action, step.own_breakpoints, rules, enter=enter and not step.start,
+                               returned=None if step.start else returned, may_exit=step.exits and not step.start,
+                               below=step.below, file=step.file, exceptions=False)  # fmt: skip
+        self.flow = first.flow
+        bodies = [first.body, *step.others]
+        if first.flow.unconstrained:  # the file's flow cannot say: any well-formed stop
+            bodies = [state_regex(program, previous, include_end=False, modules=modules)]
+        body = "|".join(f"(?:{b})" for b in bodies if b)
+        super().__init__(body)
+        self.regex = f"(?:{body}){re.escape(STATE_END)}"
+
+
 class InverseCallConstraint(RegexConstraint):
     """``inv_step_call``'s answer: the first stop of a call, with the function's entry locals (`model.static.entry_locals`)."""
 
@@ -159,14 +184,13 @@ def state_constraint(program: str, previous: "State | None", modules: "Mapping[s
     With a forward `action` (and no `modules`: the flow analysis covers one file), the stops are
     narrowed by static control flow (`FlowConstraint`; `breakpoints`: the session's lines in the
     program) and to stacks that are chains of calls (`model.static.call_chain`); with `modules`, by the flow of the file
-    the previous stop is in (`model.decode.project_flow.ProjectFlowConstraint`; `file_breakpoints`: the other files'
+    the previous stop is in (`ProjectFlowConstraint`; `file_breakpoints`: the other files'
     breakpoints, path -> lines); with ``inv_step_call``, to
     the first stop of a call (`InverseCallConstraint`). With `reprs`, values must stay possible reprs (`model.decode.repr_check.CheckedConstraint`;
     checked by the transformers backend on each prefix, by vLLM on its answer: `model.decode.spec`). `rules` (`model.decoding`, default the full
     decoding's): which narrowing beyond well-formedness and control flow applies. `enter`: a Step Into's stop must
     enter a call of the line; `returned`: the function whose call came back to `previous`'s line (`FlowConstraint`).
     """
-    from model.decode.project_flow import ProjectFlowConstraint
     from model.static.call_chain import ChainCheckedConstraint
     from protocol.debugger import ActionKind
 

@@ -11,6 +11,8 @@ or a module), over frames of other files; `ProjectFlowConstraint` narrows the ne
 3. below the top frames: once they are left (a return, an exception caught by a caller), any well-formed stop of the
    frames under them, and the endings.
 
+`ProjectStep.plan` writes parts 2 and 3; `model.decode.constraints.ProjectFlowConstraint` joins them with part 1.
+
 Part 1 alone decides a stop of the program's own frames (all frames the program's: then parts 2 and 3 are only the
 other files' frames and endings where they can exit). Each part is a superset of what debugpy does where the file's flow
 is; `tests/test_project_flow.py` checks every recorded stop of real two-file projects.
@@ -20,17 +22,16 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from model.decode.constraints import FlowConstraint, RegexConstraint
 from model.prompt import language as lang
 from model.static.flow import EXIT_NAMES
 from model.static.line_nodes import parsed, statements_at
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 
 if TYPE_CHECKING:
-    from model.decoding import DecodingRules
     from model.static.flow import ProgramFlow
 
 
@@ -51,38 +52,40 @@ def top_block(previous: State) -> int:
     return start
 
 
-class ProjectFlowConstraint(RegexConstraint):
-    """A forward step of a project (see the module docstring). `breakpoints`: the program's lines; `file_breakpoints`:
-    the other files' (path -> lines); `enter` and `returned` (`FlowConstraint`) apply where all frames are the program's."""
+@dataclass(frozen=True)
+class ProjectStep:
+    """A forward step of a project, planned: the file its top frames are in (None: the program) and that file's
+    `source`, `top` (those frames alone, as the file's own stack), the regex `below` of the frames under them,
+    `own_breakpoints` (that file's), whether code of the other files can exit the program (`exits`), and `others`:
+    the state regexes of parts 2 and 3 and the endings (see the module docstring), to join with part 1's."""
 
-    def __init__(self, program: str, previous: State, action: Action, modules: Mapping[str, str], breakpoints: Sequence[int] = (),
-                 rules: "DecodingRules | None" = None, *, file_breakpoints: Mapping[str, Sequence[int]] | None = None,
-                 enter: bool = False, returned: str | None = None) -> None:  # fmt: skip
+    file: str | None
+    source: str
+    top: State
+    below: str
+    start: int
+    own_breakpoints: tuple[int, ...]
+    exits: bool
+    others: tuple[str, ...]
+
+    @classmethod
+    def plan(cls, program: str, previous: State, action: Action, modules: Mapping[str, str], breakpoints: Sequence[int] = (),
+             file_breakpoints: Mapping[str, Sequence[int]] | None = None) -> "ProjectStep":  # fmt: skip
         file_breakpoints = {f: lines for f, lines in (file_breakpoints or {}).items() if lines}
         frames = list(reversed(previous.frames))
         start = top_block(previous)
         file = frames[-1].file
-        source = program if file is None else modules[file]
         parts = lang.stack_patterns(program, previous, modules)
-        below = parts.kept[start] if start else ""
         others = [text for path, text in modules.items() if path != file] + ([program] if file is not None else [])
         exits = any(name in text for text in others for name in EXIT_NAMES)
         top = previous.model_copy(update={"frames": [f.model_copy(update={"file": None}) for f in reversed(frames[start:])]})
-        own = tuple(breakpoints) if file is None else tuple(file_breakpoints.get(file, ()))
-        first = FlowConstraint(source, top, action, own, rules, enter=enter and not start, returned=None if start else returned,
-                               may_exit=exits and not start, below=below, file=file, exceptions=False)  # fmt: skip
-        self.flow = first.flow
         sources = {None: program, **modules}
         marks = _breakpoint_lines(sources, breakpoints, file_breakpoints, action)
-        bodies = [first.body, _any_stop(parts, start), _entering(parts, file, action, sources, frames[-1]),
-                  _at_breakpoints(parts, start, sources, marks)]
+        bodies = [_any_stop(parts, start), _entering(parts, file, action, sources, frames[-1]), _at_breakpoints(parts, start, sources, marks)]
         if start or exits:
             bodies.append(parts.endings + parts.tail)
-        if first.flow.unconstrained:  # the file's flow cannot say: any well-formed stop
-            bodies = [lang.state_regex(program, previous, include_end=False, modules=modules)]
-        body = "|".join(f"(?:{b})" for b in bodies if b)
-        super().__init__(body)
-        self.regex = f"(?:{body}){re.escape(lang.STATE_END)}"
+        own = tuple(breakpoints) if file is None else tuple(file_breakpoints.get(file, ()))
+        return cls(file, sources[file], top, parts.kept[start] if start else "", start, own, exits, tuple(b for b in bodies if b))
 
 
 def _reasons(reasons: Sequence[StopReason]) -> str:
@@ -268,4 +271,4 @@ def _breakpoint_lines(sources: Mapping[str | None, str], breakpoints: Sequence[i
     return placed
 
 
-__all__ = ["ProjectFlowConstraint", "entry_lines", "file_lines", "top_block"]
+__all__ = ["ProjectStep", "entry_lines", "file_lines", "top_block"]
