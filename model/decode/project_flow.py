@@ -13,9 +13,10 @@ or a module), over frames of other files; `ProjectFlowConstraint` narrows the ne
 
 `ProjectStep.plan` writes parts 2 and 3; `model.decode.constraints.ProjectFlowConstraint` joins them with part 1.
 
-Part 1 alone decides a stop of the program's own frames (all frames the program's: then parts 2 and 3 are only the
-other files' frames and endings where they can exit). Each part is a superset of what debugpy does where the file's flow
-is; `tests/test_project_flow.py` checks every recorded stop of real two-file projects.
+Exception stops, whatever their frames, come from one pattern of any stack over the previous one (part 1 leaves them
+out): they are rare, and that pattern is shared with part 3, which keeps the grammar small. Each part is a superset of
+what debugpy does where the file's flow is; `tests/test_project_flow.py` checks every recorded stop of real two-file
+projects.
 """
 from __future__ import annotations
 
@@ -127,21 +128,6 @@ def _at_breakpoints(parts: lang.StackPatterns, start: int, sources: Mapping[str 
         return ""
     kept = "(?:" + "|".join([parts.kept[start], *parts.continued[start:]]) + ")"
     return f"{_reasons([StopReason.BREAKPOINT])}{kept}(?:{parts.new_frame})*(?:{'|'.join(tops)}){parts.tail}"
-
-
-def entry_lines(source: str) -> dict[str, frozenset[int]] | None:
-    """Code object name -> the lines a new frame of it first stops on: a function's first line event, a generator's
-    resumption points (`model.static.flow.ScopeFlow.entry` and ``resume_lines``); None when the file cannot be followed."""
-    from model.static.flow import EXIT, FlowUnavailable, program_flow
-
-    try:
-        flow = program_flow(source)
-    except FlowUnavailable:
-        return None
-    found: dict[str, set[int]] = {}
-    for scope in flow.scopes:
-        found.setdefault(scope.name, set()).update((scope.entry | scope.resume_lines) - {EXIT})
-    return {name: frozenset(lines) for name, lines in found.items()}
 
 
 def _entered(sources: Mapping[str | None, str], file: str | None, top: Frame) -> dict[str | None, dict[str, frozenset[int]]] | None:
@@ -271,4 +257,4 @@ def _breakpoint_lines(sources: Mapping[str | None, str], breakpoints: Sequence[i
     return placed
 
 
-__all__ = ["ProjectStep", "entry_lines", "file_lines", "top_block"]
+__all__ = ["ProjectStep", "file_lines", "top_block"]
