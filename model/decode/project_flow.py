@@ -24,12 +24,11 @@ import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from model.prompt import language as lang
 from model.static.flow import EXIT_NAMES
-from model.static.line_nodes import parsed, statements_at
+from model.static.line_nodes import statements_at
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 
 if TYPE_CHECKING:
@@ -121,7 +120,7 @@ def _entering(parts: lang.StackPatterns, file: str | None, action: Action, sourc
 def _at_breakpoints(parts: lang.StackPatterns, start: int, sources: Mapping[str | None, str], marks: Mapping[str | None, frozenset[int]]) -> str:
     """Part 2's breakpoint stops: the frames under the top ones unchanged, some of the top ones continued, new frames,
     the top one of any file on a breakpoint line of its file (`marks`)."""
-    tops = [_frames_at(path, text, {name: lines & marks[path] for name, lines in _lines_by_name(text).items()})
+    tops = [_frames_at(path, text, {name: lines & marks[path] for name, lines in (lang.program_info(text).lines_by_name or {}).items()})
             for path, text in sources.items() if marks.get(path)]  # fmt: skip
     tops = [t for t in tops if t]
     if not tops or len(parts.kept) <= start:
@@ -152,7 +151,7 @@ def _entered(sources: Mapping[str | None, str], file: str | None, top: Frame) ->
     calling = any(c.calls for c in calls)
     iterating = any(c.iterates for c in calls)
     importing = _imports_on(sources[file], top.line)
-    values = set().union(*(_value_names(text) for text in sources.values()))
+    values = caller.values.union(*(callee.values for callee in callees.values()))
     found: dict[str | None, dict[str, frozenset[int]]] = {}
     for path, callee in callees.items():
         starts: set[tuple[str, frozenset[int]]] = set(callee.anywhere)
@@ -211,19 +210,6 @@ def _line_names(source: str, line: int) -> set[str]:
 
 def _imports_on(source: str, line: int) -> bool:
     return any(isinstance(stmt, (ast.Import, ast.ImportFrom)) for stmt in _statements_on(source, line))
-
-
-@lru_cache(maxsize=64)
-def _value_names(source: str) -> frozenset[str]:
-    """Names and attributes a file uses as values, not called where they are read."""
-    tree = parsed(source)
-    called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    return frozenset({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called}
-                     | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and id(n) not in called})  # fmt: skip
-
-
-def _lines_by_name(source: str) -> dict[str, frozenset[int]]:
-    return dict(lang.program_info(source).lines_by_name or {})
 
 
 def _frames_at(path: str | None, source: str, lines: Mapping[str, frozenset[int]] | None) -> str:

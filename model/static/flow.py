@@ -445,6 +445,7 @@ class ProgramFlow:
     resumable: frozenset[tuple[str, frozenset[int]]]  # generators: where they resume
     may_exit_anywhere: bool
     code_lines: list[int]
+    values: frozenset[str] = frozenset()  # names and attributes read as values, not called where read (passed on)
 
     def scope_at(self, name: str, line: int) -> list[ScopeFlow]:
         return [s for s in self.by_name.get(name, []) if line in s.lines]
@@ -646,7 +647,8 @@ def _link(tree: ast.Module, scopes: list[ScopeFlow], code: types.CodeType) -> Pr
         scope.indirect = True
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     return ProgramFlow(scopes, by_name, functions, classes, frozenset(anywhere), frozenset(escaping), frozenset(resumable),
-                       bool(names & EXIT_NAMES), sorted({line for obj in _code_objects(code) for _, line in _linestarts(obj)}))  # fmt: skip
+                       bool(names & EXIT_NAMES), sorted({line for obj in _code_objects(code) for _, line in _linestarts(obj)}),
+                       frozenset(value_names | value_attrs))  # fmt: skip
 
 
 def _linestarts(code: types.CodeType) -> Iterable[tuple[int, int]]:

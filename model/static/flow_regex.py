@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from model.prompt import language as lang
 from model.static.flow import (INIT_METHODS, AnyStack, Continue, FlowSet, FlowUnavailable, ProgramFlow, Push, ScopeFlow, Shape,
-                               program_flow, startable_from)  # fmt: skip
+                               _library_based, program_flow, startable_from)  # fmt: skip
 from model.static.frame_names import calling_names, frame_names as visible_names
 from model.static.line_effects import quiet_lines
 from model.static.return_kinds import local_kinds, return_kinds, return_literals
@@ -370,12 +370,12 @@ def _returned_by(program: str, old: Sequence[Frame], depth: int) -> str | None:
 
 
 def _built_by_library(flow: ProgramFlow, scope: ScopeFlow) -> bool:
-    """Whether the class holding method `scope` has a base or a keyword (``metaclass=``) that is not one of the program's
-    classes: library code (an Enum's ``__call__``) may then stand between its ``__init__`` and the caller."""
-    for node, _ in flow.classes.values():
+    """Whether the class holding method `scope` has a library base or a keyword (``metaclass=``), `model.static.flow`'s
+    `_library_based`, or ``object`` written as a base: library code (an Enum's ``__call__``) may then stand between its
+    ``__init__`` and the caller."""
+    for name, (node, _) in flow.classes.items():
         if any(stmt is scope.node for stmt in node.body):
-            bases = [b for b in node.bases if not (isinstance(b, ast.Name) and b.id in flow.classes)]
-            return bool(bases or node.keywords)
+            return _library_based(name, flow.classes) or any(isinstance(b, ast.Name) and b.id == "object" for b in node.bases)
     return True
 
 

@@ -1,7 +1,7 @@
 """What a stop on a statement's line evaluates (static): a simple statement's nodes, a compound statement's header's,
 a ``def``'s decorators, defaults and annotations. Shared by `model.static.line_effects` and `model.static.untouched`.
-`parsed` and `statements_at` are cached per program text: the grammar asks them at every step (a long module's parse
-and walk cost tens of milliseconds)."""
+`statements_at` is cached per program text: the grammar asks it at every step (a long module's parse and walk cost
+tens of milliseconds). Its statements are shared: callers must not change them."""
 from __future__ import annotations
 
 import ast
@@ -9,16 +9,10 @@ from functools import lru_cache
 
 
 @lru_cache(maxsize=32)
-def parsed(program: str) -> ast.Module:
-    """The program's tree (raises as `ast.parse` does). Shared: callers must not change it."""
-    return ast.parse(program)
-
-
-@lru_cache(maxsize=32)
 def statements_at(program: str) -> dict[int, tuple[ast.stmt, ...]]:
     """Line -> the statements whose lines hold it, outermost first (raises as `ast.parse` does)."""
     found: dict[int, list[ast.stmt]] = {}
-    for node in ast.walk(parsed(program)):
+    for node in ast.walk(ast.parse(program)):
         if isinstance(node, ast.stmt):
             for line in range(node.lineno, (node.end_lineno or node.lineno) + 1):
                 found.setdefault(line, []).append(node)
