@@ -71,7 +71,7 @@ def test_dev_and_training_programs_run_to_a_normal_exit(module, tmp_path):
     program = build_program(module, driver)
     (tmp_path / "long.py").write_text(program.single)
     (tmp_path / "main.py").write_text(program.main)
-    (tmp_path / f"{module.replace('.', '_')}_impl.py").write_text(program.impl)
+    (tmp_path / program.impl_file).write_text(program.impl)
     for script in ("long.py", "main.py"):
         done = subprocess.run([sys.executable, "-W", "ignore", script], cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr[-400:]

@@ -57,6 +57,11 @@ class RealWorldProgram:
     main: str  # projects/<module>/main.py
     impl: str  # projects/<module>/<module>_impl.py
 
+    @property
+    def impl_file(self) -> str:
+        """The module copy's file name beside ``main.py`` (a dotted module's dots as underscores)."""
+        return f"{self.module.replace('.', '_')}_impl.py"
+
 
 def stdlib_source(module: str) -> str:
     """The source of a pure-Python standard-library module of this interpreter."""
@@ -155,6 +160,6 @@ def write_corpus(out: Path, modules: list[str] | None = None, drivers: Mapping[s
         folder = out / "projects" / module
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "main.py").write_text(program.main, encoding="utf-8")
-        (folder / f"{module.replace('.', '_')}_impl.py").write_text(program.impl, encoding="utf-8")
+        (folder / program.impl_file).write_text(program.impl, encoding="utf-8")
         programs.append(program)
     return programs

@@ -235,9 +235,9 @@ class DrivenModuleSource:
         self.programs: list[ProgramSpec] = []
         for module, driver in sorted(TRAIN_DRIVERS.items()):
             program = build_program(module, driver)
-            impl = f"{module.replace('.', '_')}_impl.py"
             self.programs.append(ProgramSpec(program.single, "driven", f"driven-long:{module}"))
-            self.programs.append(ProgramSpec(program.main, "driven", f"driven-project:{module}", None, frozenset(), ((impl, program.impl),)))
+            self.programs.append(ProgramSpec(program.main, "driven", f"driven-project:{module}", None, frozenset(),
+                                             ((program.impl_file, program.impl),)))  # fmt: skip
 
     def draw(self, rng: random.Random) -> ProgramSpec:
         return rng.choice(self.programs)
