@@ -101,3 +101,20 @@ def test_nested_collections_debugpy_cuts_are_not_known() -> None:
 
     assert literal_repr(ast.parse("[8, [0, [1]], 3]", mode="eval").body) is None  # shown as [8, [0, [...]], 3]
     assert literal_repr(ast.parse(repr(["x" * 200]), mode="eval").body) is None
+
+
+def test_calls_of_another_files_plain_functions_are_known_by_how_they_are_imported() -> None:
+    from model.static.call_args import imported_entry_values
+
+    modules = {"pkg/shapes.py": "def add(xs, start=0):\n    return sum(xs, start)\n\n\nclass Box:\n    def add(self, x):\n        pass\n",
+               "util.py": "def twice(x):\n    return 2 * x\n\n\ndef twice(x):\n    return x + x\n"}  # fmt: skip
+    main = "import pkg.shapes as sh\nfrom util import twice\n\nt = sh.add([1, 2])\nu = twice(3)\n"
+    assert imported_entry_values(main, _at(4, main), modules) == {}  # `add` is also a method there: not plain
+    plain = {**modules, "pkg/shapes.py": "def add(xs, start=0):\n    return sum(xs, start)\n"}
+    known = imported_entry_values(main, _at(4, main), plain)[("pkg/shapes.py", "add")]
+    assert known.complete and known.locals_text() == '{"start":"0","xs":"[1, 2]"}'
+    assert imported_entry_values(main, _at(5, main), plain) == {}  # `twice` is bound twice in util.py
+    once = {**plain, "util.py": "def twice(x):\n    return 2 * x\n"}
+    assert imported_entry_values(main, _at(5, main), once)[("util.py", "twice")].values == {"x": "3"}
+    rebound = main + "twice = print\n"
+    assert imported_entry_values(rebound, _at(5, rebound), once) == {}

@@ -89,3 +89,16 @@ def test_a_step_into_enters_only_what_the_line_can_start() -> None:
     text = lang.render_state(too_soon, line3)
     assert not into.allows(text[:text.index(lang.SRC_SEP)])
     assert state_constraint(program.main, line3, modules).allows(text[:text.index(lang.SRC_SEP)])  # the plain grammar's
+
+
+def test_a_step_into_another_files_plain_function_writes_its_known_arguments() -> None:
+    line5 = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=5, locals={"areas": "[4, 9]", "sizes": "[2, 3]"})])
+    into = state_constraint(MAIN, line5, MODULES, action=Action(kind=ActionKind.STEP_INTO))
+    def entering(xs: str) -> str:
+        frames = [Frame(name="add", line=9, file="shapes.py", locals={"xs": xs}), Frame(name="<module>", line=5, locals=line5.top.locals)]
+        return _text(State(reason=StopReason.STEP, frames=frames), line5)
+    assert into.complete(entering("[4, 9]")) and not into.complete(entering("[1]"))
+    unknown = line5.model_copy(update={"frames": [Frame(name="<module>", line=5, locals={"sizes": "[2, 3]"})]})
+    loose = state_constraint(MAIN, unknown, MODULES, action=Action(kind=ActionKind.STEP_INTO))
+    frames = [Frame(name="add", line=9, file="shapes.py", locals={"xs": "[1]"}), Frame(name="<module>", line=5, locals=unknown.top.locals)]
+    assert loose.complete(_text(State(reason=StopReason.STEP, frames=frames), unknown))  # `areas` not shown: any value

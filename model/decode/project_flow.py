@@ -81,7 +81,7 @@ class ProjectStep:
         top = previous.model_copy(update={"frames": [f.model_copy(update={"file": None}) for f in reversed(frames[start:])]})
         sources = {None: program, **modules}
         marks = _breakpoint_lines(sources, breakpoints, file_breakpoints, action)
-        bodies = [_any_stop(parts, start), _entering(parts, file, action, sources, frames[-1]), _at_breakpoints(parts, start, sources, marks)]
+        bodies = [_any_stop(parts, start), _entering(parts, file, action, sources, top), _at_breakpoints(parts, start, sources, marks)]
         if start or exits:
             bodies.append(parts.endings + parts.tail)
         own = tuple(breakpoints) if file is None else tuple(file_breakpoints.get(file, ()))
@@ -102,17 +102,23 @@ def _any_stop(parts: lang.StackPatterns, start: int) -> str:
     return "(?:" + "|".join(options) + f")(?:{parts.new_frame})*{parts.tail}"
 
 
-def _entering(parts: lang.StackPatterns, file: str | None, action: Action, sources: Mapping[str | None, str], top: Frame) -> str:
-    """Part 2's steps: a Step Into's one new frame of another file on the previous stack (whose `top` frame is of `file`),
-    of a code object the top frame's line can start (`_entered`), on its first line."""
+def _entering(parts: lang.StackPatterns, file: str | None, action: Action, sources: Mapping[str | None, str], top: State) -> str:
+    """Part 2's steps: a Step Into's one new frame of another file on the previous stack (whose `top` frames are of
+    `file`), of a code object the top frame's line can start (`_entered`), on its first line; a call of another file's
+    plain function whose arguments are all known (`model.static.call_args.imported_entry_values`) with those locals."""
+    from model.static.call_args import imported_entry_values
+
     if action.kind is not ActionKind.STEP_INTO or len(parts.kept) != len(parts.continued) + 1:
         return ""
     others = [path for path in parts.new_frames if path != file]
-    entered = _entered(sources, file, top)
+    entered = _entered(sources, file, top.frames[0])
     if entered is None:  # a file whose code objects cannot be placed: any new frame of another file
         frames = [parts.new_frames[path] for path in others]
     else:
-        frames = [_frames_at(path, sources[path], entered.get(path)) for path in others]
+        modules = {path: text for path, text in sources.items() if path is not None and path != file}
+        known = {key: entry.locals_text() for key, entry in imported_entry_values(sources[file], top, modules).items() if entry.complete}
+        frames = [_frames_at(path, sources[path], entered.get(path), {name: text for (p, name), text in known.items() if p == path})
+                  for path in others]  # fmt: skip
     frames = [f for f in frames if f]
     return f"{_reasons([StopReason.STEP])}{parts.kept[-1]}(?:{'|'.join(frames)}){parts.tail}" if frames else ""
 
@@ -212,16 +218,19 @@ def _imports_on(source: str, line: int) -> bool:
     return any(isinstance(stmt, (ast.Import, ast.ImportFrom)) for stmt in _statements_on(source, line))
 
 
-def _frames_at(path: str | None, source: str, lines: Mapping[str, frozenset[int]] | None) -> str:
-    """A new frame of file `path` (None: the program) of one of `lines`' code objects on one of its lines ("" when none)."""
+def _frames_at(path: str | None, source: str, lines: Mapping[str, frozenset[int]] | None, known: Mapping[str, str] | None = None) -> str:
+    """A new frame of file `path` (None: the program) of one of `lines`' code objects on one of its lines ("" when none);
+    `known`: code object name -> its frame's locals text where that is known."""
     if not lines:
         return ""
     src = "" if path is None else lang.SRC_SEP + lang.json_string(path)
+    known = known or {}
     located = [f"{re.escape(name)}{re.escape(src + lang.LINE_SEP)}(?:{'|'.join(str(n) for n in sorted(ls))})"
+               + (re.escape(known[name]) if name in known else lang.FULL_LOCALS_RE)
                for name, ls in sorted(lines.items()) if ls]  # fmt: skip
     if not located:
         return ""
-    return f"{re.escape(lang.CALL_SEP)}(?:{'|'.join(located)}){lang.FULL_LOCALS_RE}"
+    return f"{re.escape(lang.CALL_SEP)}(?:{'|'.join(located)})"
 
 
 def _breakpoint_lines(sources: Mapping[str | None, str], breakpoints: Sequence[int], file_breakpoints: Mapping[str, Sequence[int]],

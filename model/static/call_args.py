@@ -25,6 +25,7 @@ whole locals object.
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -81,18 +82,42 @@ def entry_values(program: str, previous: State) -> dict[str, KnownEntry]:
     """Function name -> its known entry for a call started on `previous`'s top line (see the module docstring)."""
     if previous.finished or not previous.frames or previous.frames[0].file is not None:
         return {}
-    top = previous.frames[0]
     sites, signatures = _analysis(program)
+    known = _known_entry(program, previous, sites, signatures)
+    return dict([known]) if known else {}
+
+
+def imported_entry_values(program: str, previous: State, modules: Mapping[str, str]) -> dict[tuple[str, str], KnownEntry]:
+    """(file, function) -> the known entry of a call started on `previous`'s top line (a frame of `program`) of a plain
+    module-level function of another of a project's files (`modules`: path -> source) that `program` imports by a name
+    bound once (``import m`` then ``m.f(...)``, or ``from m import f`` then ``f(...)``); the same rules as
+    `entry_values`, the callee's signature read from its own file."""
+    if previous.finished or not previous.frames or previous.frames[0].file is not None:
+        return {}
+    targets = _imported_functions(program, tuple(sorted(modules.items())))
+    if not targets:
+        return {}
+    signatures = {key: sig for key, (_, _, sig) in targets.items()}
+    known = _known_entry(program, previous, _sites(program, tuple(sorted(signatures.items()))), signatures)
+    if known is None:
+        return {}
+    key, entry = known
+    path, function, _ = targets[key]
+    return {(path, function): entry}
+
+
+def _known_entry(program: str, previous: State, sites: Mapping[int, "CallSite"], signatures: Mapping[str, "Signature"]) -> "tuple[str, KnownEntry] | None":
+    top = previous.frames[0]
     site = sites.get(top.line) or (_first_site(program, top.name, top.line, signatures) if at_line_start(previous) else None)
     if site is None:
-        return {}
+        return None
     sig = signatures[site.function]
     values = _bind(sig, site, top.locals)
     if not values:
-        return {}
+        return None
     names = [p.name for p in sig.positional + sig.keyword_only] + [n for n in (sig.varargs, sig.varkw) if n]
     complete = set(values) == set(names) and not any(n.startswith("__") and n.endswith("__") for n in names)
-    return {site.function: KnownEntry(values, complete)}
+    return site.function, KnownEntry(values, complete)
 
 
 def literal_repr(node: ast.expr) -> str | None:
@@ -140,20 +165,75 @@ def _immutable(value: object) -> bool:
 @lru_cache(maxsize=64)
 def _analysis(program: str) -> tuple[dict[int, CallSite], dict[str, Signature]]:
     """Call sites by line and the signatures of the plain module-level functions they call."""
-    try:
-        tree = ast.parse(program)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return {}, {}
-    signatures = _plain_functions(tree)
-    if not signatures:
-        return {}, {}
+    tree = _parse(program)
+    signatures = _plain_functions(tree) if tree is not None else {}
+    return (_sites(program, tuple(sorted(signatures.items()))), signatures) if signatures else ({}, {})
+
+
+@lru_cache(maxsize=64)
+def _sites(program: str, signatures: tuple[tuple[str, Signature], ...]) -> dict[int, CallSite]:
+    """The lines of `program` that start exactly one call of a function among `signatures` (called by name or
+    ``module.name``), and that call."""
+    tree = _parse(program)
+    if tree is None or not signatures:
+        return {}
+    known = dict(signatures)
     found: dict[int, list[CallSite | None]] = {}
     for node in ast.walk(tree):
         for line, expressions in _evaluated_parts(node):
-            found.setdefault(line, []).append(_site(expressions, signatures))
+            found.setdefault(line, []).append(_site(expressions, known))
     # a line with two statements (`if f(1): g(2)`) is not judged
-    sites = {line: only[0] for line, only in found.items() if len(only) == 1 and only[0] is not None}
-    return sites, signatures
+    return {line: only[0] for line, only in found.items() if len(only) == 1 and only[0] is not None}
+
+
+@lru_cache(maxsize=64)
+def _imported_functions(program: str, modules: tuple[tuple[str, str], ...]) -> dict[str, tuple[str, str, Signature]]:
+    """How `program` calls the plain module-level functions of the project's other files it imports at module level:
+    ``m.f`` or ``f`` -> (the file, the function, its signature). Only names `program` binds once (the import)."""
+    tree = _parse(program)
+    if tree is None:
+        return {}
+    files = {_module_name(path): path for path, _ in modules}
+    sources = dict(modules)
+    bindings: dict[str, int] = {}
+    for node in ast.walk(tree):
+        for name in _bound_names(node):
+            bindings[name] = bindings.get(name, 0) + 1
+    found: dict[str, tuple[str, str, Signature]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                path = files.get(alias.name)
+                local = alias.asname or alias.name
+                if path is not None and "." not in local and bindings.get(local) == 1:
+                    found |= {f"{local}.{name}": (path, name, sig) for name, sig in _plain_signatures(sources[path]).items()}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module in files:
+            path = files[node.module]
+            signatures = _plain_signatures(sources[path])
+            for alias in node.names:
+                local = alias.asname or alias.name
+                if alias.name in signatures and bindings.get(local) == 1:
+                    found[local] = (path, alias.name, signatures[alias.name])
+    return found
+
+
+def _module_name(path: str) -> str:
+    """The dotted module name of a project file's path (``pkg/mod.py`` -> ``pkg.mod``, ``pkg/__init__.py`` -> ``pkg``)."""
+    parts = path.replace("\\", "/").removesuffix(".py").split("/")
+    return ".".join(parts[:-1] if parts[-1] == "__init__" and len(parts) > 1 else parts)
+
+
+@lru_cache(maxsize=64)
+def _plain_signatures(source: str) -> dict[str, Signature]:
+    tree = _parse(source)
+    return _plain_functions(tree) if tree is not None else {}
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
 
 
 def _plain_functions(tree: ast.Module) -> dict[str, Signature]:
@@ -225,20 +305,30 @@ def _evaluated_parts(node: ast.AST) -> list[tuple[int, list[ast.expr]]]:
     return []
 
 
-def _site(expressions: list[ast.expr], signatures: dict[str, Signature]) -> CallSite | None:
+def _site(expressions: list[ast.expr], signatures: Mapping[str, Signature]) -> CallSite | None:
     nodes = [n for e in expressions for n in ast.walk(e)]
     calls = [n for n in nodes if isinstance(n, ast.Call)]
     if len(calls) != 1 or any(isinstance(n, _INTERVENING) for n in nodes):
         return None
     call = calls[0]
-    if not isinstance(call.func, ast.Name) or call.func.id not in signatures:
+    callee = _callee_key(call.func)
+    if callee is None or callee not in signatures:
         return None
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return None
-    return CallSite(call.func.id, tuple(_argument(a) for a in call.args), tuple((k.arg, _argument(k.value)) for k in call.keywords))  # type: ignore[misc]
+    return CallSite(callee, tuple(_argument(a) for a in call.args), tuple((k.arg, _argument(k.value)) for k in call.keywords))  # type: ignore[misc]
 
 
-def _first_site(program: str, frame: str, line: int, signatures: dict[str, Signature]) -> CallSite | None:
+def _callee_key(func: ast.expr) -> str | None:
+    """``f`` for a call of a name, ``m.f`` for a call of a module's attribute."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return None
+
+
+def _first_site(program: str, frame: str, line: int, signatures: Mapping[str, Signature]) -> CallSite | None:
     """The line's first call where nothing runs before it (`model.static.first_call`: its arguments are read just
     before it), on a line with more calls."""
     call = first_call_node(program, frame, line)

@@ -282,7 +282,8 @@ class _Builder:
             orelse = self.block(stmt.orelse, after, ctx) if stmt.orelse else after
             if not own:
                 return body | orelse
-            return self.simple(own, body | orelse, ctx)
+            # a body on the header's line runs on without a line event (`if not m: return ''`)
+            return self.simple(own, (body | orelse) - own, ctx)
         if isinstance(stmt, (ast.While, ast.For, ast.AsyncFor)):
             first = self.entry_of(stmt.body)
             back = own | first if isinstance(stmt, ast.While) or not own else own
