@@ -24,13 +24,13 @@ def _text(state: State, previous: State) -> str:
     return lang.render_state(lang.canonical_state(state, MAIN, MODULES), previous).removesuffix(lang.STATE_END)
 
 
-def test_a_step_over_an_import_stays_in_the_main_file_and_a_step_into_may_enter_the_module() -> None:
+def test_a_step_over_an_import_stays_in_the_main_file_and_a_step_into_enters_the_module() -> None:
     inside = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=1, file="shapes.py"), Frame(name="<module>", line=1)])
     over = state_constraint(MAIN, ENTRY, MODULES, action=Action(kind=ActionKind.STEP_OVER))
     into = state_constraint(MAIN, ENTRY, MODULES, action=Action(kind=ActionKind.STEP_INTO))
     assert isinstance(over.inner, ProjectFlowConstraint)
     next_line = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=3)])
-    assert over.complete(_text(next_line, ENTRY)) and into.complete(_text(next_line, ENTRY))
+    assert over.complete(_text(next_line, ENTRY)) and not into.complete(_text(next_line, ENTRY))  # a first import runs the module
     assert not over.complete(_text(inside, ENTRY))  # what the generic grammar let a model write
     assert state_constraint(MAIN, ENTRY, MODULES).complete(_text(inside, ENTRY))
     assert into.complete(_text(inside, ENTRY))
@@ -102,3 +102,16 @@ def test_a_step_into_another_files_plain_function_writes_its_known_arguments() -
     loose = state_constraint(MAIN, unknown, MODULES, action=Action(kind=ActionKind.STEP_INTO))
     frames = [Frame(name="add", line=9, file="shapes.py", locals={"xs": "[1]"}), Frame(name="<module>", line=5, locals=unknown.top.locals)]
     assert loose.complete(_text(State(reason=StopReason.STEP, frames=frames), unknown))  # `areas` not shown: any value
+
+
+def test_a_step_into_the_first_import_of_a_project_file_enters_its_module_body() -> None:
+    into = state_constraint(MAIN, ENTRY, MODULES, action=Action(kind=ActionKind.STEP_INTO))
+    inside = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=1, file="shapes.py"), Frame(name="<module>", line=1)])
+    assert into.complete(_text(inside, ENTRY))
+    assert not into.complete(_text(State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=3)]), ENTRY))
+    assert into.complete(_text(inside.model_copy(update={"reason": StopReason.EXCEPTION}), ENTRY))
+    again = "import math\nimport shapes as s\nimport shapes\nprint(s.SCALE)\n"  # imported on line 2 already
+    at3 = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=3)])
+    loose = state_constraint(again, at3, MODULES, action=Action(kind=ActionKind.STEP_INTO))
+    line4 = lang.render_state(lang.canonical_state(State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=4)]), again, MODULES), at3)
+    assert loose.complete(line4.removesuffix(lang.STATE_END))

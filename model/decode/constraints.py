@@ -143,8 +143,8 @@ class ProjectFlowConstraint(RegexConstraint):
                                returned=None if step.start else returned, may_exit=step.exits and not step.start,
                                below=step.below, file=step.file, exceptions=False)  # fmt: skip
         self.flow = first.flow
-        bodies = [first.body, *step.others]
-        if first.flow.unconstrained:  # the file's flow cannot say: any well-formed stop
+        bodies = [first.body if step.entered is None else "", *step.others]
+        if first.flow.unconstrained and step.entered is None:  # the file's flow cannot say: any well-formed stop
             bodies = [state_regex(program, previous, include_end=False, modules=modules)]
         body = "|".join(f"(?:{b})" for b in bodies if b)
         super().__init__(body)

@@ -24,6 +24,7 @@ import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from model.prompt import language as lang
@@ -67,6 +68,7 @@ class ProjectStep:
     own_breakpoints: tuple[int, ...]
     exits: bool
     others: tuple[str, ...]
+    entered: str | None = None  # a project file whose module body the step certainly enters (`_first_import`): part 1 is left out
 
     @classmethod
     def plan(cls, program: str, previous: State, action: Action, modules: Mapping[str, str], breakpoints: Sequence[int] = (),
@@ -81,11 +83,16 @@ class ProjectStep:
         top = previous.model_copy(update={"frames": [f.model_copy(update={"file": None}) for f in reversed(frames[start:])]})
         sources = {None: program, **modules}
         marks = _breakpoint_lines(sources, breakpoints, file_breakpoints, action)
+        own = tuple(breakpoints) if file is None else tuple(file_breakpoints.get(file, ()))
+        below = parts.kept[start] if start else ""
+        imported = _first_import(sources, frames) if action.kind is ActionKind.STEP_INTO else None
+        entering = _module_entry(parts, sources, imported, marks) if imported is not None else ""
+        if entering:  # the step certainly enters that file's module body (or the import raises)
+            return cls(file, sources[file], top, below, start, own, exits, (_any_stop(parts, 0), entering), entered=imported)
         bodies = [_any_stop(parts, start), _entering(parts, file, action, sources, top), _at_breakpoints(parts, start, sources, marks)]
         if start or exits:
             bodies.append(parts.endings + parts.tail)
-        own = tuple(breakpoints) if file is None else tuple(file_breakpoints.get(file, ()))
-        return cls(file, sources[file], top, parts.kept[start] if start else "", start, own, exits, tuple(b for b in bodies if b))
+        return cls(file, sources[file], top, below, start, own, exits, tuple(b for b in bodies if b))
 
 
 def _reasons(reasons: Sequence[StopReason]) -> str:
@@ -121,6 +128,83 @@ def _entering(parts: lang.StackPatterns, file: str | None, action: Action, sourc
                   for path in others]  # fmt: skip
     frames = [f for f in frames if f]
     return f"{_reasons([StopReason.STEP])}{parts.kept[-1]}(?:{'|'.join(frames)}){parts.tail}" if frames else ""
+
+
+def _module_entry(parts: lang.StackPatterns, sources: Mapping[str | None, str], path: str, marks: Mapping[str | None, frozenset[int]]) -> str:
+    """The stop entering `path`'s module body: the previous stack, then that module's frame on its first line, no
+    locals shown yet (a fresh module binds only dunders); a breakpoint stop where that line has one."""
+    from model.static.flow import EXIT, FlowUnavailable, program_flow
+
+    try:
+        lines = frozenset(line for s in program_flow(sources[path]).by_name.get("<module>", []) for line in s.entry) - {EXIT}
+    except FlowUnavailable:
+        return ""
+    frame = _frames_at(path, sources[path], {"<module>": lines}, {"<module>": "{}"})
+    if not frame:
+        return ""
+    reasons = [StopReason.STEP, *([StopReason.BREAKPOINT] if lines & marks.get(path, frozenset()) else [])]
+    return f"{_reasons(reasons)}{parts.kept[-1]}{frame}{parts.tail}"
+
+
+def _first_import(sources: Mapping[str | None, str], frames: Sequence[Frame]) -> str | None:
+    """The project file a Step Into from the top of `frames` (outermost first) certainly starts to import: every frame
+    is a module body (main's, then the imports in progress), the top one on ``import m`` or ``from m import ...`` of a
+    top-level project file ``m.py`` (not a standard library name, which Python may have imported already), and no
+    statement before the line of any frame can have imported ``m`` (`_quiet_before`)."""
+    import sys
+
+    if not frames or any(f.name != "<module>" for f in frames):
+        return None
+    top = frames[-1]
+    paths = {path.removesuffix(".py"): path for path in sources if path is not None and path.endswith(".py") and "/" not in path}
+    statement = next((s for s in _module_statements(sources[top.file]) if s.lineno == top.line), None)
+    if isinstance(statement, ast.Import) and len(statement.names) == 1:
+        name = statement.names[0].name
+    elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
+        name = statement.module
+    else:
+        return None
+    path = paths.get(name)
+    if path is None or path == top.file or name in sys.stdlib_module_names:
+        return None
+    if not all(_quiet_before(sources, f, name) for f in frames):
+        return None
+    return path
+
+
+_DYNAMIC_IMPORTS = re.compile(r"\b(?:__import__|import_module|importlib|runpy|exec|eval)\b")
+
+
+def _quiet_before(sources: Mapping[str | None, str], frame: Frame, name: str) -> bool:
+    """Whether nothing that ran before `frame`'s line can have imported `name`: the file's text before that line
+    does not mention it (nor import dynamically), nor does any project file that text mentions, or that those
+    mention (code that ran before is that text's, the standard library's, and those files')."""
+    source = sources[frame.file]
+    before = "".join(source.splitlines(keepends=True)[: max(frame.line - 1, 0)])
+    seen: set[str] = set()
+    todo = [before]
+    while todo:
+        text = todo.pop()
+        if _mentions(text, name) or _DYNAMIC_IMPORTS.search(text):
+            return False
+        for path, other in sources.items():
+            module = (path or "").removesuffix(".py").replace("/", ".")
+            if path is not None and path not in seen and _mentions(text, module.split(".")[-1]):
+                seen.add(path)
+                todo.append(other)
+    return True
+
+
+def _mentions(text: str, name: str) -> bool:
+    return re.search(rf"\b{re.escape(name)}\b", text) is not None
+
+
+@lru_cache(maxsize=32)
+def _module_statements(source: str) -> tuple[ast.stmt, ...]:
+    try:
+        return tuple(ast.parse(source).body)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return ()
 
 
 def _at_breakpoints(parts: lang.StackPatterns, start: int, sources: Mapping[str | None, str], marks: Mapping[str | None, frozenset[int]]) -> str:
