@@ -118,3 +118,32 @@ def test_calls_of_another_files_plain_functions_are_known_by_how_they_are_import
     assert imported_entry_values(main, _at(5, main), once)[("util.py", "twice")].values == {"x": "3"}
     rebound = main + "twice = print\n"
     assert imported_entry_values(rebound, _at(5, rebound), once) == {}
+
+
+def test_a_call_of_a_plain_class_enters_its_init_with_the_new_object_and_the_arguments() -> None:
+    program = ("class Shape:\n    def __init__(self, name, sides=0):\n        self.name = name\n\n\n"
+               "class Square(Shape):\n    pass\n\n\nclass Shown:\n    def __init__(self, x):\n        self.x = x\n\n    def __repr__(self):\n        return 'S'\n\n\n"
+               "a = Shape('tri', 3)\nb = Square('sq')\nc = Shown(1)\n")  # fmt: skip
+    known = entry_values(program, _at(18, program))["__init__"]
+    assert known.complete and known.lines == frozenset({3})
+    assert known.locals_text() == '{"name":"\'tri\'","self":"<__main__.Shape object at 0x?>","sides":"3"}'
+    assert entry_values(program, _at(19, program))["__init__"].values["self"] == "<__main__.Square object at 0x?>"  # Shape's __init__
+    assert entry_values(program, _at(18, program), "geo/shapes.py")["__init__"].values["self"] == "<geo.shapes.Shape object at 0x?>"
+    assert entry_values(program, _at(20, program)) == {}  # a __repr__ of its own: the new object's repr is not known
+    base = program.replace("class Shape:", "class Shape(Exception):")
+    assert entry_values(base, _at(18, base)) == {}  # a library base: its __new__ and repr
+    line18 = _at(18, program)
+    grammar = state_constraint(program, line18, action=Action(kind=ActionKind.STEP_INTO))
+    def entering(sides: str) -> str:
+        frames = [Frame(name="__init__", line=3, locals={"name": "'tri'", "self": "<__main__.Shape object at 0x?>", "sides": sides}), line18.top]
+        return lang.render_state(State(reason=StopReason.STEP, frames=frames), line18).removesuffix(lang.STATE_END)
+    assert grammar.complete(entering("3")) and not grammar.complete(entering("0"))
+
+
+def test_a_call_of_another_files_plain_class_shows_that_modules_name_in_the_new_objects_repr() -> None:
+    from model.static.call_args import imported_entry_values
+
+    modules = {"zoo/animals.py": "class Animal:\n    def __init__(self, name):\n        self.name = name\n"}
+    main = "from zoo.animals import Animal\n\npet = Animal('owl')\n"
+    known = imported_entry_values(main, _at(3, main), modules)[("zoo/animals.py", "__init__")]
+    assert known.locals_text() == '{"name":"\'owl\'","self":"<zoo.animals.Animal object at 0x?>"}' and known.lines == frozenset({3})

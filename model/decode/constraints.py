@@ -116,7 +116,7 @@ stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program
             self.flow = replace(self.flow, exit=True)
         if not exceptions:
             self.flow = replace(self.flow, exception=[])
-        entry = {**entry_values(program, previous), **comprehension_entries(program, previous)} \
+        entry = {**entry_values(program, previous, file), **comprehension_entries(program, previous)} \
             if action.kind is ActionKind.STEP_INTO and rules.known_entries else None
         steps = (ActionKind.STEP_INTO, ActionKind.STEP_OVER, ActionKind.STEP_RETURN)
         kept = kept_locals(program, previous, action.kind) if action.kind in steps and rules.line_effects else None

@@ -33,6 +33,7 @@ from model.static.line_nodes import statements_at
 from protocol.debugger import Action, ActionKind, Frame, State, StopReason
 
 if TYPE_CHECKING:
+    from model.static.call_args import KnownEntry
     from model.static.flow import ProgramFlow
 
 
@@ -123,8 +124,8 @@ def _entering(parts: lang.StackPatterns, file: str | None, action: Action, sourc
         frames = [parts.new_frames[path] for path in others]
     else:
         modules = {path: text for path, text in sources.items() if path is not None and path != file}
-        known = {key: entry.locals_text() for key, entry in imported_entry_values(sources[file], top, modules).items() if entry.complete}
-        frames = [_frames_at(path, sources[path], entered.get(path), {name: text for (p, name), text in known.items() if p == path})
+        known = {key: entry for key, entry in imported_entry_values(sources[file], top, modules).items() if entry.complete}
+        frames = [_frames_at(path, sources[path], _with_known(entered.get(path), {name: e for (p, name), e in known.items() if p == path}))
                   for path in others]  # fmt: skip
     frames = [f for f in frames if f]
     return f"{_reasons([StopReason.STEP])}{parts.kept[-1]}(?:{'|'.join(frames)}){parts.tail}" if frames else ""
@@ -139,7 +140,7 @@ def _module_entry(parts: lang.StackPatterns, sources: Mapping[str | None, str], 
         lines = frozenset(line for s in program_flow(sources[path]).by_name.get("<module>", []) for line in s.entry) - {EXIT}
     except FlowUnavailable:
         return ""
-    frame = _frames_at(path, sources[path], {"<module>": lines}, {"<module>": "{}"})
+    frame = _frames_at(path, sources[path], {("<module>", "{}"): lines})
     if not frame:
         return ""
     reasons = [StopReason.STEP, *([StopReason.BREAKPOINT] if lines & marks.get(path, frozenset()) else [])]
@@ -210,7 +211,7 @@ def _module_statements(source: str) -> tuple[ast.stmt, ...]:
 def _at_breakpoints(parts: lang.StackPatterns, start: int, sources: Mapping[str | None, str], marks: Mapping[str | None, frozenset[int]]) -> str:
     """Part 2's breakpoint stops: the frames under the top ones unchanged, some of the top ones continued, new frames,
     the top one of any file on a breakpoint line of its file (`marks`)."""
-    tops = [_frames_at(path, text, {name: lines & marks[path] for name, lines in (lang.program_info(text).lines_by_name or {}).items()})
+    tops = [_frames_at(path, text, {(name, None): lines & marks[path] for name, lines in (lang.program_info(text).lines_by_name or {}).items()})
             for path, text in sources.items() if marks.get(path)]  # fmt: skip
     tops = [t for t in tops if t]
     if not tops or len(parts.kept) <= start:
@@ -302,16 +303,31 @@ def _imports_on(source: str, line: int) -> bool:
     return any(isinstance(stmt, (ast.Import, ast.ImportFrom)) for stmt in _statements_on(source, line))
 
 
-def _frames_at(path: str | None, source: str, lines: Mapping[str, frozenset[int]] | None, known: Mapping[str, str] | None = None) -> str:
-    """A new frame of file `path` (None: the program) of one of `lines`' code objects on one of its lines ("" when none);
-    `known`: code object name -> its frame's locals text where that is known."""
+def _with_known(lines: Mapping[str, frozenset[int]] | None, known: "Mapping[str, KnownEntry]") -> dict[tuple[str, str | None], frozenset[int]] | None:
+    """`_entered`'s code objects of one file, keyed by (name, locals text): a known entry's (on its own first lines where
+    it says which) with its locals, the rest with None (any locals)."""
+    if lines is None:
+        return None
+    keyed: dict[tuple[str, str | None], frozenset[int]] = {}
+    for name, ls in lines.items():
+        entry = known.get(name)
+        own = ls if entry is None or entry.lines is None else ls & entry.lines
+        if entry is not None and own:
+            keyed[(name, entry.locals_text())] = own
+        if entry is None or ls - own:
+            keyed[(name, None)] = ls - own if entry is not None else ls
+    return keyed
+
+
+def _frames_at(path: str | None, source: str, lines: Mapping[tuple[str, str | None], frozenset[int]] | None) -> str:
+    """A new frame of file `path` (None: the program) of one of `lines`' code objects, keyed (name, its locals text or
+    None: any), on one of its lines ("" when none)."""
     if not lines:
         return ""
     src = "" if path is None else lang.SRC_SEP + lang.json_string(path)
-    known = known or {}
     located = [f"{re.escape(name)}{re.escape(src + lang.LINE_SEP)}(?:{'|'.join(str(n) for n in sorted(ls))})"
-               + (re.escape(known[name]) if name in known else lang.FULL_LOCALS_RE)
-               for name, ls in sorted(lines.items()) if ls]  # fmt: skip
+               + (lang.FULL_LOCALS_RE if text is None else re.escape(text))
+               for (name, text), ls in sorted(lines.items(), key=lambda item: (item[0][0], item[0][1] or "")) if ls]  # fmt: skip
     if not located:
         return ""
     return f"{re.escape(lang.CALL_SEP)}(?:{'|'.join(located)})"

@@ -54,6 +54,16 @@ class Signature:
     keyword_only: tuple[Param, ...]
     varargs: str | None
     varkw: str | None
+    instance: "Instance | None" = None  # a class's: the ``__init__`` a call of the class runs (its parameters after ``self``)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """What a call of a plain class shows at its ``__init__``'s first stop besides the arguments."""
+
+    self_name: str  # the name of ``__init__``'s first parameter
+    self_repr: str  # the new object's repr: ``<module.Class object at 0x?>`` (no ``__repr__`` of its own)
+    init_line: int  # the ``def __init__`` line (which ``__init__`` it is: `KnownEntry.lines`)
 
 
 Argument = tuple[str, str]  # ("repr", text) or ("name", identifier); an unknown argument is None
@@ -72,19 +82,24 @@ class KnownEntry:
 
     values: dict[str, str]
     complete: bool
+    lines: frozenset[int] | None = None  # for a name other code objects share (``__init__``): the first lines of this one
 
     def locals_text(self) -> str:
         """The first stop's locals object (for a `complete` entry), keys in debugpy's order."""
         return lang.json_locals({k: self.values[k] for k in sorted(self.values, key=display_key)}, delta=False)
 
 
-def entry_values(program: str, previous: State) -> dict[str, KnownEntry]:
-    """Function name -> its known entry for a call started on `previous`'s top line (see the module docstring)."""
+def entry_values(program: str, previous: State, file: str | None = None) -> dict[str, KnownEntry]:
+    """Function name -> its known entry for a call started on `previous`'s top line (see the module docstring);
+    `file`: the project file `program` is (None: the main script), whose module name a new object's repr shows."""
     if previous.finished or not previous.frames or previous.frames[0].file is not None:
         return {}
-    sites, signatures = _analysis(program)
+    sites, signatures = _analysis(program, "__main__" if file is None else _module_name(file))
     known = _known_entry(program, previous, sites, signatures)
-    return dict([known]) if known else {}
+    if known is None:
+        return {}
+    name, entry = known
+    return {"__init__" if signatures[name].instance is not None else name: entry}
 
 
 def imported_entry_values(program: str, previous: State, modules: Mapping[str, str]) -> dict[tuple[str, str], KnownEntry]:
@@ -98,15 +113,19 @@ def imported_entry_values(program: str, previous: State, modules: Mapping[str, s
     if not targets:
         return {}
     signatures = {key: sig for key, (_, _, sig) in targets.items()}
-    known = _known_entry(program, previous, _sites(program, tuple(sorted(signatures.items()))), signatures)
+    sources = {key: modules[path] for key, (path, _, _) in targets.items()}
+    known = _known_entry(program, previous, _sites(program, tuple(sorted(signatures.items()))), signatures, sources)
     if known is None:
         return {}
     key, entry = known
-    path, function, _ = targets[key]
-    return {(path, function): entry}
+    path, function, sig = targets[key]
+    return {(path, "__init__" if sig.instance is not None else function): entry}
 
 
-def _known_entry(program: str, previous: State, sites: Mapping[int, "CallSite"], signatures: Mapping[str, "Signature"]) -> "tuple[str, KnownEntry] | None":
+def _known_entry(program: str, previous: State, sites: Mapping[int, "CallSite"], signatures: Mapping[str, "Signature"],
+                 sources: Mapping[str, str] | None = None) -> "tuple[str, KnownEntry] | None":  # fmt: skip
+    """The call on `previous`'s top line of one of `signatures` and its known entry, keyed by the callee's name as
+    `program` calls it (`sources`: name -> the file the callee is defined in, where not `program`)."""
     top = previous.frames[0]
     site = sites.get(top.line) or (_first_site(program, top.name, top.line, signatures) if at_line_start(previous) else None)
     if site is None:
@@ -116,8 +135,28 @@ def _known_entry(program: str, previous: State, sites: Mapping[int, "CallSite"],
     if not values:
         return None
     names = [p.name for p in sig.positional + sig.keyword_only] + [n for n in (sig.varargs, sig.varkw) if n]
+    if sig.instance is not None:
+        lines = _first_lines((sources or {}).get(site.function, program), sig.instance.init_line)
+        if lines is None:
+            return None
+        values[sig.instance.self_name] = sig.instance.self_repr
+        names.append(sig.instance.self_name)
+        complete = set(values) == set(names) and not any(n.startswith("__") and n.endswith("__") for n in names)
+        return site.function, KnownEntry(values, complete, lines)
     complete = set(values) == set(names) and not any(n.startswith("__") and n.endswith("__") for n in names)
     return site.function, KnownEntry(values, complete)
+
+
+def _first_lines(source: str, def_line: int) -> frozenset[int] | None:
+    """The first lines (`model.static.flow`) of the function defined on `def_line` of `source`."""
+    from model.static.flow import EXIT, FlowUnavailable, program_flow
+
+    try:
+        scopes = program_flow(source).functions.get("__init__", [])
+    except FlowUnavailable:
+        return None
+    lines = [s.entry - {EXIT} for s in scopes if getattr(s.node, "lineno", None) == def_line]
+    return lines[0] if len(lines) == 1 and lines[0] else None
 
 
 def literal_repr(node: ast.expr) -> str | None:
@@ -163,10 +202,10 @@ def _immutable(value: object) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _analysis(program: str) -> tuple[dict[int, CallSite], dict[str, Signature]]:
-    """Call sites by line and the signatures of the plain module-level functions they call."""
+def _analysis(program: str, module: str = "__main__") -> tuple[dict[int, CallSite], dict[str, Signature]]:
+    """Call sites by line and the signatures of the plain module-level functions and classes (of module `module`) they call."""
     tree = _parse(program)
-    signatures = _plain_functions(tree) if tree is not None else {}
+    signatures = {**_plain_functions(tree), **_plain_classes(tree, module)} if tree is not None else {}
     return (_sites(program, tuple(sorted(signatures.items()))), signatures) if signatures else ({}, {})
 
 
@@ -206,10 +245,10 @@ def _imported_functions(program: str, modules: tuple[tuple[str, str], ...]) -> d
                 path = files.get(alias.name)
                 local = alias.asname or alias.name
                 if path is not None and "." not in local and bindings.get(local) == 1:
-                    found |= {f"{local}.{name}": (path, name, sig) for name, sig in _plain_signatures(sources[path]).items()}
+                    found |= {f"{local}.{name}": (path, name, sig) for name, sig in _plain_signatures(sources[path], alias.name).items()}
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module in files:
             path = files[node.module]
-            signatures = _plain_signatures(sources[path])
+            signatures = _plain_signatures(sources[path], node.module)
             for alias in node.names:
                 local = alias.asname or alias.name
                 if alias.name in signatures and bindings.get(local) == 1:
@@ -224,9 +263,10 @@ def _module_name(path: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def _plain_signatures(source: str) -> dict[str, Signature]:
+def _plain_signatures(source: str, module: str) -> dict[str, Signature]:
+    """The plain functions and classes of module `module` (its `source`)."""
     tree = _parse(source)
-    return _plain_functions(tree) if tree is not None else {}
+    return {**_plain_functions(tree), **_plain_classes(tree, module)} if tree is not None else {}
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -249,6 +289,57 @@ def _plain_functions(tree: ast.Module) -> dict[str, Signature]:
             continue
         plain[node.name] = _signature(node.args)
     return plain
+
+
+_OWN_OBJECT_METHODS = frozenset({"__new__", "__repr__", "__init_subclass__", "__class_getitem__", "__getattribute__", "__setattr__"})
+
+
+def _plain_classes(tree: ast.Module, module: str) -> dict[str, Signature]:
+    """Module-level classes whose call certainly runs a plain ``__init__`` of this file on a fresh object of the default
+    repr: bound once, no decorators, no metaclass, bases only such classes of the file (or ``object``), none with a
+    ``__new__``, ``__repr__`` or attribute hooks, the nearest ``__init__`` a plain ``def`` (no decorators, no
+    positional-only parameters, not a generator) whose first parameter is ``self``'s."""
+    bindings: dict[str, int] = {}
+    for node in ast.walk(tree):
+        for name in _bound_names(node):
+            bindings[name] = bindings.get(name, 0) + 1
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef) and bindings.get(n.name) == 1}
+    found: dict[str, Signature] = {}
+    for name, node in classes.items():
+        init = _nearest_init(node, classes)
+        if init is None or not init.args.args:
+            continue
+        plain = _signature(init.args)
+        instance = Instance(init.args.args[0].arg, f"<{module}.{name} object at 0x?>", init.lineno)
+        found[name] = Signature(plain.positional[1:], plain.keyword_only, plain.varargs, plain.varkw, instance)
+    return found
+
+
+def _nearest_init(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> ast.FunctionDef | None:
+    """The ``__init__`` a call of class `node` runs, where its whole class chain is plain (`_plain_classes`); else None."""
+    chain = [node]
+    while chain[-1].bases and not (isinstance(chain[-1].bases[0], ast.Name) and chain[-1].bases[0].id == "object"):
+        base = chain[-1].bases[0]
+        if len(chain) > 8 or not isinstance(base, ast.Name) or base.id not in classes or classes[base.id] in chain:
+            return None
+        chain.append(classes[base.id])
+    init: ast.FunctionDef | None = None
+    for cls in chain:
+        if cls.decorator_list or cls.keywords or len(cls.bases) > 1:
+            return None
+        assigned = {t.id for s in cls.body if isinstance(s, (ast.Assign, ast.AnnAssign))
+                    for t in (s.targets if isinstance(s, ast.Assign) else [s.target]) if isinstance(t, ast.Name)}  # fmt: skip
+        defs = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if assigned & (_OWN_OBJECT_METHODS | {"__init__"}) or set(defs) & _OWN_OBJECT_METHODS:
+            return None
+        found = defs.get("__init__")
+        if init is None and found is not None:
+            if not isinstance(found, ast.FunctionDef) or found.decorator_list or found.args.posonlyargs:
+                return None
+            if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(found)):
+                return None
+            init = found
+    return init
 
 
 def _bound_names(node: ast.AST) -> list[str]:

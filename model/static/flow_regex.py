@@ -74,6 +74,11 @@ def _frame(marker: str, name: str, lines: Iterable[int], names: "Names | None" =
     if not lines:
         return ""
     continued = marker == lang.FRAME_SEP
+    if known is not None and known.lines is not None and not continued and lines - known.lines:  # another code object of the name
+        from dataclasses import replace
+
+        return alt(f for f in (_frame(marker, name, lines & known.lines, names, replace(known, lines=None), kept, base, typed),
+                               _frame(marker, name, lines - known.lines, names, None, kept, base, typed)) if f)  # fmt: skip
     head = f"{re.escape(marker)}{re.escape(name)}{re.escape(lang.LINE_SEP)}"
     if known is not None and known.complete and not continued:
         return head + _lines(lines) + re.escape(known.locals_text())
