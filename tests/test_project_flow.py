@@ -115,3 +115,17 @@ def test_a_step_into_the_first_import_of_a_project_file_enters_its_module_body()
     loose = state_constraint(again, at3, MODULES, action=Action(kind=ActionKind.STEP_INTO))
     line4 = lang.render_state(lang.canonical_state(State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=4)]), again, MODULES), at3)
     assert loose.complete(line4.removesuffix(lang.STATE_END))
+
+
+def test_a_new_call_of_the_same_name_under_the_left_frames_is_written_as_that_frame_continued() -> None:
+    zoo = "class A:\n    def __init__(self, n):\n        self.n = n\n\n\nclass B:\n    def __init__(self, n):\n        self.n = n\n"
+    main = "import zoo\n\npets = [zoo.A(1), zoo.B(2)]\n"
+    modules = {"zoo.py": zoo}
+    trace = record_program(main, modules=modules)
+    into = [s for s in replay(trace, [Action(kind=ActionKind.STEP_INTO)] * 12)]
+    at_a = next(i for i, s in enumerate(into) if s.frames and s.frames[0].name == "__init__" and s.frames[0].line == 3)
+    previous, state = replay(trace, [Action(kind=ActionKind.STEP_INTO)] * at_a + [Action(kind=ActionKind.STEP_OVER)])[-2:]
+    assert state.frames[0].name == "__init__" and state.frames[0].line == 8  # a step over A's return goes on into B's __init__
+    assert lang.render_state(state, previous).count(lang.CALL_SEP) == 0  # written as A's frame continued
+    spec = build_spec(main, previous, Action(kind=ActionKind.STEP_OVER), modules=modules)
+    assert spec.grammar.admits(lang.render_state(state, previous))

@@ -90,7 +90,8 @@ class ProjectStep:
         entering = _module_entry(parts, sources, imported, marks) if imported is not None else ""
         if entering:  # the step certainly enters that file's module body (or the import raises)
             return cls(file, sources[file], top, below, start, own, exits, (_any_stop(parts, 0), entering), entered=imported)
-        bodies = [_any_stop(parts, start), _entering(parts, file, action, sources, top), _at_breakpoints(parts, start, sources, marks)]
+        bodies = [_any_stop(parts, start), _entering(parts, file, action, sources, top), _at_breakpoints(parts, start, sources, marks),
+                  _called_again(parts, start, frames, sources)]  # fmt: skip
         if start or exits:
             bodies.append(parts.endings + parts.tail)
         return cls(file, sources[file], top, below, start, own, exits, tuple(b for b in bodies if b))
@@ -108,6 +109,27 @@ def _any_stop(parts: lang.StackPatterns, start: int) -> str:
     if start:
         options.append(_reasons([StopReason.STEP, StopReason.BREAKPOINT]) + "(?:" + "|".join(parts.continued[:start]) + ")")
     return "(?:" + "|".join(options) + f")(?:{parts.new_frame})*{parts.tail}"
+
+
+def _called_again(parts: lang.StackPatterns, start: int, frames: Sequence[Frame], sources: Mapping[str | None, str]) -> str:
+    """Part 3's stops where, once the top frames are left, the frame under them calls a code object of the same name
+    as the first top frame (another ``__init__``, the same function again): the language writes that new frame as the
+    old one continued (same name, same depth), on a first line of such a code object, then any frames above it."""
+    from model.static.flow import EXIT, FlowUnavailable, program_flow
+
+    if not start:
+        return ""
+    old = frames[start]
+    try:
+        scopes = program_flow(sources[old.file]).by_name.get(old.name, [])
+    except FlowUnavailable:
+        return ""
+    lines = sorted({line for scope in scopes for line in scope.entry} - {EXIT})
+    if not lines:
+        return ""
+    src = "" if old.file is None else lang.SRC_SEP + lang.json_string(old.file)
+    frame = f"{re.escape(lang.FRAME_SEP + old.name + src + lang.LINE_SEP)}(?:{'|'.join(map(str, lines))}){lang.LOCALS_ANY_RE}"
+    return f"{_reasons([StopReason.STEP, StopReason.BREAKPOINT])}{parts.continued[start - 1]}{frame}(?:{parts.new_frame})*{parts.tail}"
 
 
 def _entering(parts: lang.StackPatterns, file: str | None, action: Action, sources: Mapping[str | None, str], top: State) -> str:
@@ -259,6 +281,8 @@ def _entered(sources: Mapping[str | None, str], file: str | None, top: Frame) ->
         for name, lines in starts:
             merged.setdefault(name, set()).update(set(lines) - {EXIT})
         found[path] = {name: frozenset(lines) for name, lines in merged.items() if lines}
+        if importing and not lang.program_info(sources[path]).lines_by_name:  # a file without code stops on line 0
+            found[path]["<module>"] = frozenset({0})
     return found
 
 

@@ -21,6 +21,15 @@ the program; the call has no ``*`` or ``**`` arguments and binds without a ``Typ
 flow grammar (`model.static.flow_regex`) then writes those parameters' values as fixed text, and when every
 parameter is known (`KnownEntry.complete`: a module-level function has no free variables), the
 whole locals object.
+
+A call of a plain class, ``C(...)`` (`_plain_classes`: bound once, no decorators or metaclass, bases only such classes
+of the file, none with ``__new__``, ``__repr__`` or attribute hooks), enters the nearest ``__init__`` with ``self`` the
+fresh object, shown by its default repr ``<module.C object at 0x?>`` (`file` names the module; the main script's is
+``__main__``); `KnownEntry.lines` keeps the fixed text to that ``__init__``'s first lines.
+
+`imported_entry_values(program, previous, modules)` answers the same for a call of another project file's plain
+function or class, imported by a name bound once (``import m`` then ``m.f(...)``, or ``from m import f``), for
+`model.decode.project_flow`.
 """
 from __future__ import annotations
 
