@@ -112,16 +112,17 @@ def _any_stop(parts: lang.StackPatterns, start: int) -> str:
 
 
 def _called_again(parts: lang.StackPatterns, start: int, frames: Sequence[Frame], sources: Mapping[str | None, str]) -> str:
-    """Part 3's stops where, once the top frames are left, the frame under them calls a code object of the same name
-    as the first top frame (another ``__init__``, the same function again): the language writes that new frame as the
-    old one continued (same name, same depth), on a first line of such a code object, then any frames above it."""
+    """Part 3's stops where, once the top frames are left, the frame under them calls a function of the same name as
+    the first top frame (another ``__init__``, the same function again): the language writes that new frame as the old
+    one continued (same name, same depth), on a first line of such a function, then any frames above it. A module
+    body (an import runs it once) is not."""
     from model.static.flow import EXIT, FlowUnavailable, program_flow
 
     if not start:
         return ""
     old = frames[start]
     try:
-        scopes = program_flow(sources[old.file]).by_name.get(old.name, [])
+        scopes = [s for s in program_flow(sources[old.file]).by_name.get(old.name, []) if s.kind == "function"]
     except FlowUnavailable:
         return ""
     lines = sorted({line for scope in scopes for line in scope.entry} - {EXIT})
