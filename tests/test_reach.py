@@ -10,7 +10,7 @@ from model.prompt import language as lang
 from model.session import NeuralDebugger
 from model.static.flow import next_locations
 from model.static.reach import (back_on_calling_line, certain_calls, entering, fine_step, no_target_ahead, reaching_functions,
-                                returned_call, without_returned_call, without_unreachable_breakpoints)  # fmt: skip
+                                returned_call, without_recalled_top, without_returned_call, without_unreachable_breakpoints)  # fmt: skip
 from protocol.debugger import Action, ActionKind, Frame, ReturnValue, State, StopReason
 from tests.sample_programs import CHECK_RUN_SCENARIO
 from tracegen.fast import record_program, replay_to_end
@@ -249,6 +249,36 @@ def test_a_call_that_came_back_is_not_started_again_by_its_line() -> None:
     assert not state_constraint(RETURNED, back, action=into, returned="trace").allows(again)
 
 
+CLASSES = """\
+from dataclasses import dataclass
+
+@dataclass
+class Point:
+    x: int
+    y: int = 0
+
+class Bag:
+    size = 2
+
+    def total(self):
+        return self.size
+
+p = Point(1)
+print(p, Bag().total())
+"""
+
+
+def test_a_class_statement_runs_its_body_once() -> None:
+    over, into = Action(kind=OVER), Action(kind=INTO)
+    last = _stop(("Point", 6), ("<module>", 4))  # the body's last line; after it the decorator runs (line 3)
+    flow = next_locations(CLASSES, last, over)
+    assert flow.allows(last, _stop(("Point", 3), ("<module>", 4)))  # the line starts the class body: once
+    cut = without_recalled_top(flow, CLASSES, last, OVER)
+    assert not cut.allows(last, _stop(("Point", 3), ("<module>", 4))) and cut.allows(last, _stop(("<module>", 3)))
+    back = State(reason=StopReason.STEP, frames=[Frame(name="<module>", line=8)], return_value=ReturnValue(name="Bag", value="None"))
+    assert not without_returned_call(next_locations(CLASSES, back, into), CLASSES, back, "Bag").allows(back, _stop(("Bag", 8), ("<module>", 8)))
+
+
 def test_a_returned_call_is_never_started_again_on_recorded_runs() -> None:
     """On real traces: every recorded Step Into from a step's stop back on its calling line lies in the narrowed flow
     (generators resumed, functions library code calls and lines that call twice keep their shapes)."""
@@ -256,7 +286,7 @@ def test_a_returned_call_is_never_started_again_on_recorded_runs() -> None:
     import random
 
     rng = random.Random(3)
-    sources = [RETURNED, PROGRAM, *(p.read_text() for p in sorted((ROOT / "bench" / "programs").glob("*.py"))),
+    sources = [RETURNED, PROGRAM, CLASSES, *(p.read_text() for p in sorted((ROOT / "bench" / "programs").glob("*.py"))),
                *(p.read_text() for p in sorted((ROOT / "examples").glob("*.py"))), *(generate_program(rng).source for _ in range(40))]
     narrowed = 0
     for source in sources:

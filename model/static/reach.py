@@ -272,13 +272,14 @@ def without_returned_call(flow: FlowSet, program: str, previous: State, returned
     line does not start it again. Exception and breakpoint stops keep their shapes (an exception shows the stack where
     it was raised). Unchanged when any of that is not certain."""
     top = previous.top
-    if flow.unconstrained or top is None or top.file is not None or not called_once(program, top.line, returned):
+    if flow.unconstrained or top is None or top.file is not None:
         return flow
     try:
         scopes = [s for s in program_flow(program).scopes if s.name == returned]
     except FlowUnavailable:
         return flow
-    if not scopes or any(s.kind != "function" or s.generator or s.indirect for s in scopes):
+    plain = bool(scopes) and all(s.kind == "function" and not s.generator and not s.indirect for s in scopes)
+    if not (plain and called_once(program, top.line, returned)) and not _class_statement_on(scopes, top.line):
         return flow
     depth = len(previous.frames)
     step = []
@@ -290,6 +291,16 @@ def without_returned_call(flow: FlowSet, program: str, previous: State, returned
         else:
             step.append(shape)
     return replace(flow, step=step)
+
+
+def _class_statement_on(scopes: list, line: int) -> bool:
+    """Whether `scopes` are one class body whose class statement's header (decorators to the ``class`` line) holds
+    `line`: that statement runs its body once; nothing else runs a class body."""
+    if len(scopes) != 1 or scopes[0].kind != "class":
+        return False
+    node = scopes[0].node
+    first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+    return first <= line < node.body[0].lineno
 
 
 def without_recalled_top(flow: FlowSet, program: str, previous: State, action: ActionKind) -> FlowSet:
