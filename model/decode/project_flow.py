@@ -24,7 +24,6 @@ import ast
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from model.prompt import language as lang
@@ -136,7 +135,8 @@ def _called_again(parts: lang.StackPatterns, start: int, frames: Sequence[Frame]
 def _entering(parts: lang.StackPatterns, file: str | None, action: Action, sources: Mapping[str | None, str], top: State) -> str:
     """Part 2's steps: a Step Into's one new frame of another file on the previous stack (whose `top` frames are of
     `file`), of a code object the top frame's line can start (`_entered`), on its first line; a call of another file's
-    plain function whose arguments are all known (`model.static.call_args.imported_entry_values`) with those locals."""
+    plain function or class whose arguments are all known (`model.static.call_args.imported_entry_values`) with those
+    locals."""
     from model.static.call_args import imported_entry_values
 
     if action.kind is not ActionKind.STEP_INTO or len(parts.kept) != len(parts.continued) + 1:
@@ -181,7 +181,10 @@ def _first_import(sources: Mapping[str | None, str], frames: Sequence[Frame]) ->
         return None
     top = frames[-1]
     paths = {path.removesuffix(".py"): path for path in sources if path is not None and path.endswith(".py") and "/" not in path}
-    statement = next((s for s in _module_statements(sources[top.file]) if s.lineno == top.line), None)
+    try:
+        statement = next(iter(_statements_on(sources[top.file], top.line)), None)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):  # a file Python cannot parse: its flow says nothing
+        return None
     if isinstance(statement, ast.Import) and len(statement.names) == 1:
         name = statement.names[0].name
     elif isinstance(statement, ast.ImportFrom) and not statement.level and statement.module:
@@ -221,14 +224,6 @@ def _quiet_before(sources: Mapping[str | None, str], frame: Frame, name: str) ->
 
 def _mentions(text: str, name: str) -> bool:
     return re.search(rf"\b{re.escape(name)}\b", text) is not None
-
-
-@lru_cache(maxsize=32)
-def _module_statements(source: str) -> tuple[ast.stmt, ...]:
-    try:
-        return tuple(ast.parse(source).body)
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return ()
 
 
 def _at_breakpoints(parts: lang.StackPatterns, start: int, sources: Mapping[str | None, str], marks: Mapping[str | None, frozenset[int]]) -> str:

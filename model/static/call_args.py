@@ -112,8 +112,8 @@ def entry_values(program: str, previous: State, file: str | None = None) -> dict
 
 
 def imported_entry_values(program: str, previous: State, modules: Mapping[str, str]) -> dict[tuple[str, str], KnownEntry]:
-    """(file, function) -> the known entry of a call started on `previous`'s top line (a frame of `program`) of a plain
-    module-level function of another of a project's files (`modules`: path -> source) that `program` imports by a name
+    """(file, code object name) -> the known entry of a call started on `previous`'s top line (a frame of `program`) of
+    a plain module-level function or class (its ``__init__``) of another of a project's files (`modules`: path -> source) that `program` imports by a name
     bound once (``import m`` then ``m.f(...)``, or ``from m import f`` then ``f(...)``); the same rules as
     `entry_values`, the callee's signature read from its own file."""
     if previous.finished or not previous.frames or previous.frames[0].file is not None:
@@ -144,20 +144,19 @@ def _known_entry(program: str, previous: State, sites: Mapping[int, "CallSite"],
     if not values:
         return None
     names = [p.name for p in sig.positional + sig.keyword_only] + [n for n in (sig.varargs, sig.varkw) if n]
-    if sig.instance is not None:
-        lines = _first_lines((sources or {}).get(site.function, program), sig.instance.init_line)
+    lines = None
+    if sig.instance is not None:  # a class: its __init__ with the new object
+        lines = _init_first_lines((sources or {}).get(site.function, program), sig.instance.init_line)
         if lines is None:
             return None
         values[sig.instance.self_name] = sig.instance.self_repr
         names.append(sig.instance.self_name)
-        complete = set(values) == set(names) and not any(n.startswith("__") and n.endswith("__") for n in names)
-        return site.function, KnownEntry(values, complete, lines)
     complete = set(values) == set(names) and not any(n.startswith("__") and n.endswith("__") for n in names)
-    return site.function, KnownEntry(values, complete)
+    return site.function, KnownEntry(values, complete, lines)
 
 
-def _first_lines(source: str, def_line: int) -> frozenset[int] | None:
-    """The first lines (`model.static.flow`) of the function defined on `def_line` of `source`."""
+def _init_first_lines(source: str, def_line: int) -> frozenset[int] | None:
+    """The first lines (`model.static.flow`) of the ``__init__`` defined on `def_line` of `source`."""
     from model.static.flow import EXIT, FlowUnavailable, program_flow
 
     try:
@@ -236,17 +235,14 @@ def _sites(program: str, signatures: tuple[tuple[str, Signature], ...]) -> dict[
 
 @lru_cache(maxsize=64)
 def _imported_functions(program: str, modules: tuple[tuple[str, str], ...]) -> dict[str, tuple[str, str, Signature]]:
-    """How `program` calls the plain module-level functions of the project's other files it imports at module level:
-    ``m.f`` or ``f`` -> (the file, the function, its signature). Only names `program` binds once (the import)."""
+    """How `program` calls the plain module-level functions and classes of the project's other files it imports at
+    module level: ``m.f`` or ``f`` -> (the file, the function or class, its signature). Only names `program` binds once (the import)."""
     tree = _parse(program)
     if tree is None:
         return {}
     files = {_module_name(path): path for path, _ in modules}
     sources = dict(modules)
-    bindings: dict[str, int] = {}
-    for node in ast.walk(tree):
-        for name in _bound_names(node):
-            bindings[name] = bindings.get(name, 0) + 1
+    bindings = _binding_counts(tree)
     found: dict[str, tuple[str, str, Signature]] = {}
     for node in tree.body:
         if isinstance(node, ast.Import):
@@ -286,10 +282,7 @@ def _parse(source: str) -> ast.Module | None:
 
 
 def _plain_functions(tree: ast.Module) -> dict[str, Signature]:
-    bindings: dict[str, int] = {}
-    for node in ast.walk(tree):
-        for name in _bound_names(node):
-            bindings[name] = bindings.get(name, 0) + 1
+    bindings = _binding_counts(tree)
     plain: dict[str, Signature] = {}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or node.decorator_list or node.args.posonlyargs or bindings.get(node.name) != 1:
@@ -308,10 +301,7 @@ def _plain_classes(tree: ast.Module, module: str) -> dict[str, Signature]:
     repr: bound once, no decorators, no metaclass, bases only such classes of the file (or ``object``), none with a
     ``__new__``, ``__repr__`` or attribute hooks, the nearest ``__init__`` a plain ``def`` (no decorators, no
     positional-only parameters, not a generator) whose first parameter is ``self``'s."""
-    bindings: dict[str, int] = {}
-    for node in ast.walk(tree):
-        for name in _bound_names(node):
-            bindings[name] = bindings.get(name, 0) + 1
+    bindings = _binding_counts(tree)
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef) and bindings.get(n.name) == 1}
     found: dict[str, Signature] = {}
     for name, node in classes.items():
@@ -349,6 +339,15 @@ def _nearest_init(node: ast.ClassDef, classes: Mapping[str, ast.ClassDef]) -> as
                 return None
             init = found
     return init
+
+
+def _binding_counts(tree: ast.Module) -> dict[str, int]:
+    """How many times each name is bound anywhere in `tree`."""
+    counts: dict[str, int] = {}
+    for node in ast.walk(tree):
+        for name in _bound_names(node):
+            counts[name] = counts.get(name, 0) + 1
+    return counts
 
 
 def _bound_names(node: ast.AST) -> list[str]:
