@@ -29,11 +29,11 @@ over the names the analysis resolves calls by; programs the analysis cannot foll
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from model.static.flow import (EXIT, AnyStack, FlowSet, FlowUnavailable, ProgramFlow, Push, _adjust, _Frame, _header_nodes, _init_scopes,
+from model.static.flow import (EXIT, AnyStack, FlowSet, FlowUnavailable, ProgramFlow, Push, ScopeFlow, _adjust, _Frame, _header_nodes, _init_scopes,
                                _pushes, _statements, program_flow)  # fmt: skip
 from protocol.debugger import ActionKind, State, StopReason
 
@@ -293,7 +293,7 @@ def without_returned_call(flow: FlowSet, program: str, previous: State, returned
     return replace(flow, step=step)
 
 
-def _class_statement_on(scopes: list, line: int) -> bool:
+def _class_statement_on(scopes: Sequence[ScopeFlow], line: int) -> bool:
     """Whether `scopes` are one class body whose class statement's header (decorators to the ``class`` line) holds
     `line`: that statement runs its body once; nothing else runs a class body."""
     if len(scopes) != 1 or scopes[0].kind != "class":
