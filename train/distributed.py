@@ -45,9 +45,12 @@ def setup(device: str = "auto") -> DistInfo:
 
 
 def teardown(info: DistInfo) -> None:
+    """End the process group once every rank got here (the main rank's last evaluation and save run alone: a rank that
+    tore its group down while another still held gloo work could abort at exit, seen once in CI)."""
     if info.world > 1:
         import torch.distributed as dist
 
+        dist.barrier()
         dist.destroy_process_group()
 
 
