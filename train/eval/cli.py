@@ -638,6 +638,24 @@ def plots(
 
 
 @app.command()
+def stamp(
+    model: Path = typer.Option(..., help="the checkpoint folder the summaries name (e.g. checkpoints/default) before new weights replace it"),
+    results: Path = typer.Option(Path("results"), help="folder holding the eval outputs"),
+) -> None:
+    """Tie the summaries under RESULTS that name MODEL but no weights to MODEL's weights now (model_sha256): run it before
+    shipping a new model into that folder, so tables and cards label the figures it leaves as an earlier model's."""
+    from train.eval.results_io import stamp as stamp_summaries
+
+    try:
+        stamped = stamp_summaries(results, model)
+    except FileNotFoundError as exc:
+        raise _fail(str(exc)) from None
+    for path in stamped:
+        typer.echo(f"stamped {path}")
+    typer.echo(f"{len(stamped)} summaries tied to the weights of {model}")
+
+
+@app.command()
 def spread(
     runs: list[Path] = typer.Argument(..., help="output folders of one figure's runs under different --sample-seed (each with summary.json)"),
     out: Path | None = typer.Option(None, help="also write the spread as JSON here"),

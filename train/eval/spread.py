@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from train.eval.results_io import measured_here
+
 FIGURES: dict[str, str] = {  # results folder -> what the figure is
     "cruxeval-input": "CruxEval-I (inv_step_call)",
     "cruxeval-output": "CruxEval-O (step_return)",
@@ -120,19 +122,20 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def collect(results: Path) -> list[Spread]:
-    """The spread of each figure that has runs under other seeds in `results`/seeds (headline run included)."""
+    """The spread of each figure that has runs under other seeds in `results`/seeds (headline run included); runs of
+    weights that have left their model folder (`results_io.measured_here`) are left out."""
     results = Path(results)
     extra: dict[str, list[dict[str, Any]]] = {}
     for path in sorted((results / "seeds").glob("*/summary.json")):
         match = _SEED_FOLDER.match(path.parent.name)
-        if match and match["figure"] in FIGURES:
-            extra.setdefault(match["figure"], []).append(_read(path))
+        if match and match["figure"] in FIGURES and measured_here(run := _read(path)):
+            extra.setdefault(match["figure"], []).append(run)
     spreads = []
     for figure in FIGURES:
         if figure not in extra:
             continue
         headline = results / figure / "summary.json"
-        runs = ([_read(headline)] if headline.is_file() else []) + extra[figure]
+        runs = [run for run in ([_read(headline)] if headline.is_file() else []) if measured_here(run)] + extra[figure]
         spreads.append(spread_of(figure, runs))
     return spreads
 
