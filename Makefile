@@ -77,6 +77,7 @@ e2e: setup vsix
 # `make results` takes about 35-45 minutes on 2 free cores (3 x 800 CruxEval problems + fidelity
 # + next-state on NEXT_STATE_LIMIT=300 held-out states, about 4 minutes on one busy core);
 # `make results CRUXEVAL_LIMIT=100` is a quick look (the table then says n=100).
+# Interrupted, it takes each CruxEval run up where it stopped (`--resume`: the same settings and weights only).
 # EVAL_WORKERS=2 runs two model processes (one per core).
 # `make results-oracle` reruns the recorder's check of posing and scoring (~25 min; kept in results/).
 # The model alone (`--decoding plain`: well-formed states and control flow, one greedy answer) runs beside the full
@@ -95,9 +96,9 @@ CRUX_LIMIT_OPT := $(if $(CRUXEVAL_LIMIT),--limit $(CRUXEVAL_LIMIT),)
 # run the recipe line $(1) (its --out DIR last) again with --decoding plain into DIR-plain, when $(2) is set
 also_plain = $(if $(2),$(1)-plain --decoding plain,true)
 
-CRUX_OUTPUT = $(EVAL) cruxeval --mode output --via step_return --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output
-CRUX_BREAKPOINT = $(EVAL) cruxeval --mode output --via breakpoint --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-output-breakpoint
-CRUX_INPUT = $(EVAL) cruxeval --mode input --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --out results/cruxeval-input
+CRUX_OUTPUT = $(EVAL) cruxeval --mode output --via step_return --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --resume --out results/cruxeval-output
+CRUX_BREAKPOINT = $(EVAL) cruxeval --mode output --via breakpoint --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --resume --out results/cruxeval-output-breakpoint
+CRUX_INPUT = $(EVAL) cruxeval --mode input --model $(RESULTS_MODEL) $(CRUX_LIMIT_OPT) --workers $(EVAL_WORKERS) --resume --out results/cruxeval-input
 FIDELITY_EXAMPLES = $(EVAL) fidelity --programs $(FIDELITY_PROGRAMS) --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity
 FIDELITY_SYNTH = $(EVAL) fidelity --programs data/heldout-synth/shard-00000.jsonl --model $(RESULTS_MODEL) --seed 0 --scripts 2 --out results/fidelity-synth
 NEXT_STATE = $(EVAL) next-state --trajectories data/heldout-next-state --model $(RESULTS_MODEL) --limit $(NEXT_STATE_LIMIT) --seed 0 --out results/next-state

@@ -228,3 +228,31 @@ def test_cli_two_workers_match_one(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         outs.append([(r["id"], r["prediction"], r["passed"]) for r in map(json.loads, (out / "predictions.jsonl").read_text().splitlines())])
     assert outs[0] == outs[1] == [("t0", "3", True), ("t1", "4", True), ("t2", "5", True)]
+
+
+def test_an_interrupted_run_is_taken_up_with_resume_and_refused_under_other_settings(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    root, out = Path(__file__).resolve().parent.parent, tmp_path / "out"
+    base = [sys.executable, "-m", "neural_debugger_cli", "eval", "cruxeval", "--backend", "oracle", "--problems", str(DEFAULT_PROBLEMS),
+            "--limit", "24", "--out", str(out), "--no-progress"]  # fmt: skip
+    run = subprocess.Popen(base, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    partial = out / "predictions.partial.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and run.poll() is None and len(partial.read_text().splitlines() if partial.exists() else []) < 2:
+        time.sleep(0.02)
+    run.send_signal(signal.SIGKILL)
+    run.wait(timeout=30)
+    kept = partial.read_text().splitlines()[:2]
+    assert len(kept) == 2 and not (out / "summary.json").exists()
+    other = subprocess.run(base + ["--resume", "--max-state-tokens", "64"], cwd=root, capture_output=True, text=True, timeout=120)
+    assert other.returncode == 2 and "other settings (max_state_tokens: 192 then, 64 now)" in other.stderr
+    done = subprocess.run(base + ["--resume"], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"resuming: \d+ of 24 problems already done", done.stderr)
+    records = (out / "predictions.jsonl").read_text().splitlines()
+    assert len(records) == 24 and records[:2] == kept
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n"] == 24 and summary["resumed_after"] >= 2 and summary["passed"] >= 22
+    assert not partial.exists() and not (out / "predictions.partial.json").exists()

@@ -24,6 +24,7 @@ from model.backends.ensemble import load_companions, named_companions
 from model.paths import DEFAULT_CHECKPOINT
 from model.decode.rerank import CALL_CANDIDATES, COARSE_CANDIDATES, EVIDENCE_WEIGHT, STALE_PENALTY
 from tracegen.dedupe import BUNDLED_CRUXEVAL, default_cruxeval_path
+from train.eval.partial_run import PartialRun, ResumeError, Taken
 from train.eval.results_io import write_results
 
 app = typer.Typer(add_completion=False, help="Evaluate a model: CruxEval, next-state fidelity, next-state exact match per action.", no_args_is_help=True)
@@ -228,6 +229,7 @@ def cruxeval(
     companion: list[Path] = typer.Option([], help="a companion checkpoint (repeatable): it draws inv_step_call answers too, each ranked by the mean log-probability under all models (model.backends.ensemble); default: those the checkpoint's ensemble.json names"),
     solo: SoloOpt = False,
     decoding: DecodingOpt = Decoding.FULL,
+    resume: bool = typer.Option(False, help="take up the interrupted run in --out (same settings): keep its finished problems, ask the rest"),
     progress: ProgressOpt = True,
 ) -> None:
     """CruxEval pass@1 (greedy; inv_step_call the most likely of --call-candidates answers): pose each problem as a debugging session, score by executing the prediction."""
@@ -251,31 +253,59 @@ def cruxeval(
                              sampling=sampling, companions=companions, decoding=decoding)  # fmt: skip
     ranking = Ranking(candidates, call_candidates, coarse_candidates, check_weight, evidence_weight, stale_penalty)
     sessions.set_ranking(ranking)
-    records: list[dict[str, Any]] = []
+    asked = _crux_settings(mode, via, fine_budget, keep_candidates, model, backend, vllm_url, problems, max_state_tokens, constrained,
+                           ranking.summary_under(decoding), sampling.summary(), companions, decoding)  # fmt: skip
+    partial = PartialRun(out)
+    try:
+        taken = partial.take(asked, [p.id for p in items]) if resume else Taken()
+    except ResumeError as exc:
+        raise _fail(str(exc)) from None
+    if resume:
+        typer.echo(f"resuming: {len(taken.records)} of {len(items)} problems already done in {out}", err=True)
+    elif partial.records_path.exists():
+        typer.echo(f"note: starting over; the interrupted run's records in {out} are replaced (--resume takes them up)", err=True)
+    records: list[dict[str, Any]] = list(taken.records)
     start = time.perf_counter()
-    out.mkdir(parents=True, exist_ok=True)
-    bar = tqdm(total=len(items), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
+    bar = tqdm(total=len(items), initial=len(records), desc=f"cruxeval {mode}", unit="problem", disable=not progress, dynamic_ncols=True)
     settings = (model, backend, vllm_url, max_state_tokens, constrained, threads, ranking, sampling, companions, decoding)
-    with (out / "predictions.partial.jsonl").open("w", encoding="utf-8") as partial, \
+    with partial.writing(asked, taken) as writer, \
             _problem_runner(sessions, settings, CruxTask(mode, via, fine_budget, keep_candidates), workers) as run:  # what an interrupted run leaves
-        for record in run(items):
+        for record in run(items[len(taken.records):]):
             records.append(record)
             bar.update(1)
-            partial.write(json.dumps(records[-1], ensure_ascii=False) + "\n")
-            partial.flush()
+            writer.add(record, time.perf_counter() - start)
             bar.set_postfix(pass1=f"{100.0 * sum(r['passed'] for r in records) / len(records):.1f}%")
     bar.close()
     sessions.close()
-    elapsed = time.perf_counter() - start
+    elapsed = taken.seconds + time.perf_counter() - start
     summary = cx.summarize(
         records, mode=mode, via=via if mode == "output" else "inv_step_call", backend=backend,
         model=None if sessions.oracle else str(model or DEFAULT_CHECKPOINT), problems=str(problems),
         limit=limit, max_state_tokens=max_state_tokens, constrained=constrained, workers=workers, seconds=round(elapsed, 1),
         **ranking.summary_under(decoding), **sampling.summary(), companions=sessions.companion_folders, **({"fine_budget": fine_budget} if mode == "output" and via == "fine" else {}),
     )  # fmt: skip
+    if taken.records:
+        summary["resumed_after"] = len(taken.records)
     write_results(out, summary, records, "predictions.jsonl")
-    (out / "predictions.partial.jsonl").unlink(missing_ok=True)
+    partial.finish()
     typer.echo(f"pass@1 {summary['pass@1']:.2f}% ({summary['passed']}/{summary['n']}) in {elapsed:.0f} s; wrote {out}/predictions.jsonl and {out}/summary.json")
+
+
+def _crux_settings(mode: str, via: str, fine_budget: int, keep_candidates: bool, model: Path | None, backend: str, vllm_url: str | None,
+                   problems: Path, max_state_tokens: int, constrained: bool, ranking: dict[str, Any], sampling: dict[str, Any],
+                   companions: tuple[Path, ...] | None, decoding: Decoding) -> dict[str, Any]:  # fmt: skip
+    """What decides a CruxEval run's answers, as JSON (an interrupted run is taken up only under the same): the weights
+    by their id, since a folder's weights change when a model ships."""
+    from train.eval.results_io import weights_id
+
+    folder = model or DEFAULT_CHECKPOINT
+    return json.loads(json.dumps({
+        "mode": mode, "via": via if mode == "output" else "inv_step_call", "fine_budget": fine_budget if via == "fine" else None,
+        "keep_candidates": keep_candidates, "model": str(folder), "model_sha256": None if backend == "oracle" else weights_id(folder),
+        "backend": backend, "vllm_url": vllm_url, "problems": str(problems), "max_state_tokens": max_state_tokens,
+        "constrained": constrained, "ranking": ranking, "sampling": sampling,
+        "companions": None if companions is None else [str(c) for c in companions], "decoding": str(decoding.value),
+    }, default=str))  # fmt: skip
 
 
 _WORKER: dict[str, Any] = {}  # per worker process: its ModelSessions and task settings (set once by _init_worker)
