@@ -295,17 +295,28 @@ def _crux_settings(mode: str, via: str, fine_budget: int, keep_candidates: bool,
                    problems: Path, max_state_tokens: int, constrained: bool, ranking: dict[str, Any], sampling: dict[str, Any],
                    companions: tuple[Path, ...] | None, decoding: Decoding) -> dict[str, Any]:  # fmt: skip
     """What decides a CruxEval run's answers, as JSON (an interrupted run is taken up only under the same): the weights
-    by their id, since a folder's weights change when a model ships."""
+    by their id, since a folder's weights change when a model ships, and the problems by their content, so a run goes
+    on in another checkout."""
     from train.eval.results_io import weights_id
 
     folder = model or DEFAULT_CHECKPOINT
     return json.loads(json.dumps({
         "mode": mode, "via": via if mode == "output" else "inv_step_call", "fine_budget": fine_budget if via == "fine" else None,
         "keep_candidates": keep_candidates, "model": str(folder), "model_sha256": None if backend == "oracle" else weights_id(folder),
-        "backend": backend, "vllm_url": vllm_url, "problems": str(problems), "max_state_tokens": max_state_tokens,
+        "backend": backend, "vllm_url": vllm_url, "problems": _file_id(problems), "max_state_tokens": max_state_tokens,
         "constrained": constrained, "ranking": ranking, "sampling": sampling,
         "companions": None if companions is None else [str(c) for c in companions], "decoding": str(decoding.value),
     }, default=str))  # fmt: skip
+
+
+def _file_id(path: Path) -> str:
+    """`name@sha256[:12]` of a file's content (`name` alone when it cannot be read)."""
+    import hashlib
+
+    try:
+        return f"{path.name}@{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
+    except OSError:
+        return path.name
 
 
 _WORKER: dict[str, Any] = {}  # per worker process: its ModelSessions and task settings (set once by _init_worker)
