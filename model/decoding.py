@@ -12,7 +12,8 @@ answer alone. *Full* adds the rules whose weight or reach was chosen by measurin
   allows (`model.static.return_kinds`, `model.static.param_kinds`);
 - ``known_entries``: a called frame's parameters fixed where the call passes literals (`model.static.call_args`);
 - ``line_effects``: a step's delta lists only the names the line may change (`model.static.line_effects`), and
-  the new names it certainly binds (`model.static.certain_bindings`);
+  the new names it certainly binds (`model.static.certain_bindings`); a Step Over from a class statement shows the
+  class body's return value (`model.static.class_returns`);
 - ``ranking``: several answers drawn after inv_step_call and the coarse actions, the most likely kept,
   with the argument evidence and the stale penalty (`model.decode.rerank`, `model.decode.arg_evidence`);
 - ``ensemble``: companion models draw and score a call's arguments (`model.backends.ensemble`).

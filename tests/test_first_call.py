@@ -25,6 +25,29 @@ for t in ["Racecar", "hello"]:
 print(checks, total)
 """
 INTO = ActionKind.STEP_INTO
+CLASSES = """\
+class Counter:
+    def __init__(self):
+        self.counts = {}
+
+    def __repr__(self):
+        return f"Counter({self.counts})"
+
+
+class Tally(Counter):
+    pass
+
+
+class Other:
+    def __init__(self, n):
+        self.n = n
+
+
+c = Counter()
+t = Tally()
+o = Other(3)
+print(c, t, o.n)
+"""
 
 
 def _module(line: int, **shown: str) -> State:
@@ -82,11 +105,31 @@ def test_a_step_into_enters_it() -> None:
     assert not state_constraint(PROGRAM, previous, action=Action(kind=INTO)).complete(text)
 
 
+def test_a_class_call_enters_its_init_first() -> None:
+    assert first_call(CLASSES, "<module>", 18) == "__init__" and first_call(CLASSES, "<module>", 19) == "__init__"
+    previous = _module(19, c="Counter({})")
+    narrowed = entering_first_call(next_locations(CLASSES, previous, Action(kind=INTO)), CLASSES, previous, None)
+    counters = State(reason=StopReason.STEP, frames=[Frame(name="__init__", line=3, locals={"self": "<__main__.Tally object at 0x?>"}), *previous.frames])
+    others = State(reason=StopReason.STEP, frames=[Frame(name="__init__", line=15, locals={"self": "<__main__.Tally object at 0x?>"}), *previous.frames])
+    assert narrowed.allows(previous, counters) and not narrowed.allows(previous, others)  # Tally runs Counter's __init__
+    assert not narrowed.allows(previous, _module(20, c="Counter({})", t="Counter({})"))
+
+
+def test_a_class_call_that_may_run_other_code_first_is_not_judged() -> None:
+    body = "    def __init__(self):\n        self.x = 1\n"
+    for head in ("@dataclass\nclass C:\n", "class C(metaclass=Meta):\n", "class C(dict):\n", "class C(A, B):\n"):
+        assert first_call(head + body + "c = C()\n", "<module>", head.count("\n") + 3) is None, head
+    assert first_call("class C:\n    def __new__(cls):\n        return super().__new__(cls)\n" + body + "c = C()\n", "<module>", 6) is None
+    assert first_call("class C:\n    __init__ = print\n" + "c = C()\n", "<module>", 3) is None
+    assert first_call("class C:\n    pass\nc = C()\n", "<module>", 3) is None  # object.__init__: nothing of the program
+    assert first_call("class C:\n" + body + "C = dict\nc = C()\n", "<module>", 5) is None  # rebound
+
+
 def test_every_recorded_step_into_is_allowed() -> None:
     """On real traces (the fast recorder reproduces debugpy's stops): all-Step-Into walks."""
     narrowed = 0
     comprehensions = "xs = [3, 1, 2]\nys = [x * 2 for x in xs if x > 1]\nzs = {x: 0 for x in []}\nprint(sorted({y for y in ys}), zs)\n"
-    for step in recorded_steps([PROGRAM, comprehensions, *(source for source, _ in recorded_programs(30, 12))], (INTO,), 150):
+    for step in recorded_steps([PROGRAM, comprehensions, CLASSES, *(source for source, _ in recorded_programs(30, 12))], (INTO,), 150):
         before, previous = step.before, step.previous
         back = before is not None and len(before.frames) == len(previous.frames) + 1  # a stop back on the calling line
         cut = entering_first_call(step.flow, step.source, previous, before.frames[0].name if back else None)  # type: ignore[union-attr]

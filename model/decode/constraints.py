@@ -88,6 +88,7 @@ stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program
 
         from model.static.breakpoint_stops import breakpoint_line_events
         from model.static.call_args import entry_values
+        from model.static.class_returns import showing_class_return
         from model.static.comprehension_entry import comprehension_entries
         from model.static.first_call import entering_first_call
         from model.static.frame_exit import staying_unless_caught
@@ -112,6 +113,8 @@ stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program
         if enter:
             self.flow = entering(self.flow, len(previous.frames))
         self.flow = breakpoint_line_events(self.flow, program, previous, action.kind, breakpoints)
+        if rules.line_effects:
+            self.flow = showing_class_return(self.flow, program, previous, action.kind)
         if may_exit:
             self.flow = replace(self.flow, exit=True)
         if not exceptions:

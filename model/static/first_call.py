@@ -18,12 +18,16 @@ iterable is evaluated and iterated: where that iterable is quiet and iterating i
 ``__iter__`` or ``__getitem__`` of its own, no class with a base outside it: `plain_values.plain_containers`), the
 comprehension is the first frame entered (`bench/programs/temps.py`'s ``hot = [r for r in readings if r > 25]``: the
 shipped model stepped to the next line and rewrote ``readings``; a generator expression is only created there, its frame
-runs later). `entering_first_call` narrows a Step Into's `FlowSet` to that frame.
+runs later). A call ``C(...)`` of a class of the program enters its ``__init__`` first where nothing else can run before:
+the class bound once by an undecorated ``class`` statement without keywords (no metaclass), its bases such classes of
+the program (or ``object``), one each, none defining or assigning ``__new__`` or ``__init__`` by assignment, and the
+nearest ``__init__`` a plain ``def`` (session 38: the demo's ``counter = Counter()`` was stepped over by the widened
+model). `entering_first_call` narrows a Step Into's `FlowSet` to that frame (its name and lines).
 """
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from model.static.flow import COMPREHENSIONS, FlowSet, FlowUnavailable, ProgramFlow, Push, _statements, program_flow
@@ -45,25 +49,48 @@ def entering_first_call(flow: FlowSet, program: str, previous: State, returned: 
     top = previous.top
     if flow.unconstrained or top is None or top.file is not None or returned is not None or not at_line_start(previous):
         return flow
-    name = first_call(program, top.name, top.line)
-    if name is None:
+    entry = first_entry(program, top.name, top.line)
+    if entry is None:
         return flow
     depth = len(previous.frames)
-    pushes = [Push(depth, frozenset(f for f in shape.frames if f[0] == name)) for shape in flow.step
-              if isinstance(shape, Push) and shape.depth == depth]  # fmt: skip
+    pushes = [Push(depth, entry.of(shape.frames)) for shape in flow.step if isinstance(shape, Push) and shape.depth == depth]
     pushes = [shape for shape in pushes if shape.frames]
     if not pushes:
         return flow
     return replace(flow, step=pushes, exit=False, returned=frozenset())
 
 
-def first_call(program: str, frame: str, line: int) -> str | None:
+@dataclass(frozen=True)
+class Entry:
+    """The code object a line certainly enters first: its name and the lines of its source."""
+
+    name: str
+    first: int
+    last: int
+
+    def of(self, frames: frozenset[tuple[str, frozenset[int]]]) -> frozenset[tuple[str, frozenset[int]]]:
+        """The pushed frames `(name, lines)` of this code object: its name, on its own lines (the flow names frames by
+        code object name, so two classes' ``__init__`` share one entry)."""
+        found = ((name, frozenset(n for n in lines if self.first <= n <= self.last)) for name, lines in frames if name == self.name)
+        return frozenset(frame for frame in found if frame[1])
+
+
+def first_entry(program: str, frame: str, line: int) -> Entry | None:
     """The code object the statement starting on `line` (of code object `frame`) certainly enters before running any
-    other code of the program (a function's name, or a comprehension's ``<listcomp>``...), or None."""
+    other code of the program (a function, a class's ``__init__``, or a comprehension's ``<listcomp>``...), or None."""
     entered = _first_entered(program, frame, line)
+    if entered is None:
+        return None
     if isinstance(entered, ast.Call):
-        return entered.func.id  # type: ignore[attr-defined]
-    return COMPREHENSIONS[type(entered)] if entered is not None else None
+        code = _entered_defs(program)[entered.func.id]  # type: ignore[attr-defined]
+        return Entry(code.name, code.lineno, code.end_lineno or code.lineno)
+    return Entry(COMPREHENSIONS[type(entered)], entered.lineno, entered.end_lineno or entered.lineno)
+
+
+def first_call(program: str, frame: str, line: int) -> str | None:
+    """The name of `first_entry`'s code object (``__init__`` for a class's call), or None."""
+    entry = first_entry(program, frame, line)
+    return None if entry is None else entry.name
 
 
 def at_line_start(previous: State) -> bool:
@@ -100,13 +127,13 @@ def _first_entered(program: str, frame: str, line: int) -> ast.Call | ast.ListCo
         return None
     if isinstance(stmt, ast.AugAssign) and not isinstance(stmt.target, ast.Name):
         return None  # the target's object is read first
-    found = _walk(expr, _Program(flow, _plain_functions(program), plain_containers(program)))
+    found = _walk(expr, _Program(flow, frozenset(_entered_defs(program)), plain_containers(program)))
     return None if isinstance(found, str) else found
 
 
 class _Program:
     def __init__(self, flow: ProgramFlow, functions: frozenset[str], plain_iteration: bool) -> None:
-        self.functions = functions
+        self.functions = functions  # names whose call certainly enters a function of the program (`_entered_defs`)
         self.quiet_attributes = not flow.anywhere  # no property, dunder or descriptor of the program runs on access
         self.plain_iteration = plain_iteration  # iterating a value runs no code of the program
 
@@ -193,8 +220,10 @@ def _sequence(nodes: list[ast.expr], program: _Program) -> str | Entered:
 
 
 @lru_cache(maxsize=32)
-def _plain_functions(program: str) -> frozenset[str]:
-    """Names bound once in the whole program, by an undecorated ``def`` of a plain function (not a generator, not async)."""
+def _entered_defs(program: str) -> dict[str, ast.FunctionDef]:
+    """{name: the function its call enters first} for the names bound once in the whole program, by an undecorated
+    ``def`` of a plain function (not a generator, not async) or by a class statement whose call runs a plain
+    ``__init__`` first (`_class_init`)."""
     from model.static.reach import _rebound_names
 
     tree = ast.parse(program)
@@ -202,16 +231,48 @@ def _plain_functions(program: str) -> frozenset[str]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             defined.setdefault(node.name, []).append(node)
-    rebound = _rebound_names(tree)
-    out = set()
-    for name, nodes in defined.items():
-        node = nodes[0]
-        if len(nodes) != 1 or name in rebound or not isinstance(node, ast.FunctionDef) or node.decorator_list:
-            continue
-        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(node)):
-            continue
-        out.add(name)
-    return frozenset(out)
+    once = {name: nodes[0] for name, nodes in defined.items() if len(nodes) == 1 and name not in _rebound_names(tree)}
+    classes = {name: node for name, node in once.items() if isinstance(node, ast.ClassDef)}
+    out: dict[str, ast.FunctionDef] = {}
+    for name, node in once.items():
+        entered = _class_init(node, classes) if isinstance(node, ast.ClassDef) else node
+        if isinstance(entered, ast.FunctionDef) and _plain_def(entered):
+            out[name] = entered
+    return out
+
+
+def _plain_def(node: ast.FunctionDef) -> bool:
+    return not node.decorator_list and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own_nodes(node))
+
+
+_BEFORE_INIT = frozenset({"__new__", "__init__"})  # a class that assigns these (not by def) may run anything
+
+
+def _class_init(node: ast.ClassDef, classes: dict[str, ast.ClassDef]) -> ast.AST | None:
+    """The ``__init__`` a call of class `node` runs first, where its single-inheritance chain is all the program's
+    undecorated classes without keywords, none with a ``__new__``; None otherwise (or where no class defines one)."""
+    chain: list[ast.ClassDef] = []
+    current: ast.ClassDef | None = node
+    while current is not None:
+        if current in chain or len(chain) > 16 or current.decorator_list or current.keywords or len(current.bases) > 1:
+            return None
+        chain.append(current)
+        base = current.bases[0] if current.bases else None
+        if base is None or (isinstance(base, ast.Name) and base.id == "object"):
+            current = None
+        elif isinstance(base, ast.Name) and base.id in classes:
+            current = classes[base.id]
+        else:
+            return None
+    for cls in chain:
+        defs = {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        assigned = {t.id for s in cls.body if isinstance(s, (ast.Assign, ast.AnnAssign))
+                    for t in (s.targets if isinstance(s, ast.Assign) else [s.target]) if isinstance(t, ast.Name)}  # fmt: skip
+        if "__new__" in defs or assigned & _BEFORE_INIT:
+            return None
+        if "__init__" in defs:
+            return defs["__init__"]
+    return None
 
 
 def own_nodes(function: ast.FunctionDef) -> list[ast.AST]:

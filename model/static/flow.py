@@ -36,7 +36,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
-from protocol.debugger import Action, ActionKind, Ending, State, StopReason
+from protocol.debugger import Action, ActionKind, Ending, State, StopReason, normalize_repr
 
 # Frames a breakpoint or exception stop may have above the previous stack: deeper call chains between
 # two stops (recursion) are not predicted; the bound keeps a model that wants to stop early from
@@ -70,6 +70,15 @@ class Push:
 
 
 @dataclass(frozen=True)
+class KnownReturn:
+    """The return value a step stop in frame `depth` shows: function `name`'s, one of the reprs `values`."""
+
+    depth: int
+    name: str
+    values: frozenset[str]
+
+
+@dataclass(frozen=True)
 class AnyStack:
     """Any stack whose top frame is on one of `top_lines` (None: any) and named one of `top_names` (None: any)."""
 
@@ -96,6 +105,8 @@ class FlowSet:
     returned: frozenset[int] = frozenset()
     # depths of `Continue` step shapes reached only as an exception passes through the frame: the value shown is None
     raised: frozenset[int] = frozenset()
+    # a return value every `Continue` step stop at its depth shows (`model.static.class_returns`: a class body's)
+    known_return: KnownReturn | None = None
     # whether the run may end at a limit instead (the recorder's time, memory or event limits: anywhere, `exit_never`);
     # off only for a session's own fine step that must enter a call (`model.static.reach.entering`)
     limit_end: bool = True
@@ -119,11 +130,21 @@ class FlowSet:
         old = [(f.name, f.line) for f in reversed(previous.frames)]
         new = [(f.name, f.line) for f in reversed(state.frames)]
         return any(shape_allows(shape, old, new) and (state.return_value is not None or not self.must_return(shape, state.reason))
-                   for shape in self.shapes(state.reason))  # fmt: skip
+                   and self._shows_known(shape, state) for shape in self.shapes(state.reason))  # fmt: skip
+
+    def _shows_known(self, shape: Shape, state: State) -> bool:
+        known, shown = self.known_return, state.return_value
+        if known is None or state.reason is not StopReason.STEP or not self.knows_return(shape) or shown is None:
+            return True
+        return shown.name == known.name and normalize_repr(shown.value) in known.values
 
     def must_return(self, shape: Shape, reason: StopReason = StopReason.STEP) -> bool:
-        """Whether a stop of `shape` for `reason` shows a return value (see `returned`)."""
-        return reason is StopReason.STEP and isinstance(shape, Continue) and shape.depth in self.returned
+        """Whether a stop of `shape` for `reason` shows a return value (see `returned` and `known_return`)."""
+        return reason is StopReason.STEP and isinstance(shape, Continue) and (shape.depth in self.returned or self.knows_return(shape))
+
+    def knows_return(self, shape: Shape) -> bool:
+        """Whether a step stop of `shape` shows `known_return`."""
+        return self.known_return is not None and isinstance(shape, Continue) and shape.depth == self.known_return.depth
 
     def top_lines(self, reason: StopReason = StopReason.STEP) -> set[int] | None:
         """Every line the top frame may stop on for `reason` (None: any line)."""

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from model.prompt import language as lang
-from model.static.flow import (INIT_METHODS, AnyStack, Continue, FlowSet, FlowUnavailable, ProgramFlow, Push, ScopeFlow, Shape,
+from model.static.flow import (INIT_METHODS, AnyStack, Continue, FlowSet, FlowUnavailable, KnownReturn, ProgramFlow, Push, ScopeFlow, Shape,
                                _library_based, program_flow, startable_from)  # fmt: skip
 from model.static.frame_names import calling_names, frame_names as visible_names
 from model.static.line_effects import quiet_lines
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from model.static.line_effects import KeptLocals
 
 # the exception in flight: debugpy's exceptionInfo, asked only at an exception stop (and kept for the end after an uncaught one)
+KNOWN = "<known>"  # marks the stops that show `FlowSet.known_return`
 RAISED = "<raised>"  # marks the returners of a stop an exception passed through (`FlowSet.raised`): None is shown
 EXCEPTION_TAIL_RE = f"(?:{re.escape(lang.EXCEPTION_SEP)}{lang.EXCEPTION_TYPE_RE}{lang.JSON_STRING_RE})?"
 
@@ -287,10 +288,14 @@ def flow_state_regex(program: str, previous: State, flow: FlowSet, *, include_en
                     returners = _returners(program, old, shape, elsewhere)
                     if returners is not None and reason is StopReason.STEP and isinstance(shape, Continue) and shape.depth in flow.raised:
                         returners = (RAISED, *returners)
+                    if reason is StopReason.STEP and flow.knows_return(shape):
+                        returners = (KNOWN,)
                     if text:
                         groups.setdefault(returners, []).append(text)
             for returners, bodies in groups.items():
-                if returners is not None and returners[:1] == (RAISED,):
+                if returners == (KNOWN,) and flow.known_return is not None:
+                    shown = known_return_regex(flow.known_return)
+                elif returners is not None and returners[:1] == (RAISED,):
                     shown = returned_value_regex(program, returners[1:], typed=typed_returns, raised=True)
                 else:
                     shown = value if returners is None else returned_value_regex(program, returners, typed=typed_returns)
@@ -409,6 +414,11 @@ def returned_value_regex(program: str, names: Sequence[str], *, typed: bool = Tr
             shown = kinds_value_regex(kinds) if kinds else lang.JSON_STRING_RE
         options.append(f"{owner}{re.escape(name)}{shown}")
     return f"{re.escape(lang.RETURN_SEP)}{alt(options)}"
+
+
+def known_return_regex(known: KnownReturn) -> str:
+    """`FlowSet.known_return` as written in a state: its name and one of its reprs."""
+    return f"{re.escape(lang.RETURN_SEP)}{re.escape(known.name)}{_literal_values_regex(known.values)}"
 
 
 def _literal_values_regex(reprs: Iterable[str]) -> str:
