@@ -94,6 +94,7 @@ stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program
         from model.static.frame_exit import staying_unless_caught
         from model.decoding import FULL_RULES
         from model.static.line_effects import kept_locals, staying
+        from model.static.line_order import in_statement_order
         from model.static.loop_entry import entering_loop
         from model.static.reach import entering, without_recalled_top, without_returned_call, without_unreachable_breakpoints
         from model.static.flow import next_locations
@@ -113,6 +114,7 @@ stops as a breakpoint (`model.static.breakpoint_stops`); `may_exit`: the program
         if enter:
             self.flow = entering(self.flow, len(previous.frames))
         self.flow = breakpoint_line_events(self.flow, program, previous, action.kind, breakpoints)
+        self.flow = in_statement_order(self.flow, program, previous, action.kind)
         if rules.line_effects:
             self.flow = showing_class_return(self.flow, program, previous, action.kind)
         if may_exit:
