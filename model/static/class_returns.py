@@ -20,12 +20,12 @@ import ast
 from dataclasses import replace
 from functools import lru_cache
 
+from model.static.first_call import LINE_EVENTS
 from model.static.flow import FlowSet, FlowUnavailable, KnownReturn, _statements, program_flow
-from protocol.debugger import ActionKind, State, StopReason
+from protocol.debugger import ActionKind, State
 
 NONE = "None"
 CELL = "<cell at 0x?: type object at 0x?>"
-LINE_EVENTS = frozenset({StopReason.STEP, StopReason.BREAKPOINT, StopReason.ENTRY})
 _AFTER_BODY = frozenset({"__init_subclass__", "__set_name__"})  # hooks of the program that run after a class body
 
 

@@ -39,7 +39,7 @@ LOUD = "loud"  # it may run code of the program before any call the walk could n
 # statements whose one-line head starts by evaluating one expression
 _HEADS = {ast.Expr: "value", ast.Assign: "value", ast.AnnAssign: "value", ast.AugAssign: "value", ast.Return: "value",
           ast.If: "test", ast.While: "test", ast.Raise: "exc"}  # fmt: skip
-_LINE_EVENTS = frozenset({StopReason.STEP, StopReason.BREAKPOINT, StopReason.ENTRY})
+LINE_EVENTS = frozenset({StopReason.STEP, StopReason.BREAKPOINT, StopReason.ENTRY})
 
 
 def entering_first_call(flow: FlowSet, program: str, previous: State, returned: str | None) -> FlowSet:
@@ -96,7 +96,7 @@ def first_call(program: str, frame: str, line: int) -> str | None:
 def at_line_start(previous: State) -> bool:
     """Whether `previous` is a line event (its line's statement has not begun): a step, breakpoint or entry stop that shows
     no return value (a stop back on a calling line after a call came back shows one)."""
-    return not previous.finished and previous.reason in _LINE_EVENTS and previous.return_value is None
+    return not previous.finished and previous.reason in LINE_EVENTS and previous.return_value is None
 
 
 def first_call_node(program: str, frame: str, line: int) -> ast.Call | None:
