@@ -20,8 +20,8 @@ import ast
 from dataclasses import replace
 from functools import lru_cache
 
-from model.static.first_call import LINE_EVENTS
-from model.static.flow import FlowSet, FlowUnavailable, KnownReturn, _statements, program_flow
+from model.static.first_call import LINE_EVENTS, statements_on
+from model.static.flow import FlowSet, KnownReturn
 from protocol.debugger import ActionKind, State
 
 NONE = "None"
@@ -52,16 +52,11 @@ def class_statement_return(program: str, frame: str, line: int) -> tuple[str, fr
     lines = program.splitlines()
     if not 0 < line <= len(lines) or not lines[line - 1].lstrip().startswith("class"):
         return None  # most lines: no parse
-    try:
-        flow = program_flow(program)
-        tree = ast.parse(program)
-    except (FlowUnavailable, SyntaxError, ValueError, RecursionError, MemoryError):
+    starting = statements_on(program, frame, line)
+    if starting is None:
         return None
-    scopes = flow.scope_at(frame, line)
-    if len(scopes) != 1 or scopes[0].kind not in ("module", "function"):
-        return None
-    body = tree.body if scopes[0].kind == "module" else scopes[0].node.body  # type: ignore[attr-defined]
-    found = [s for s in _statements(body) if isinstance(s, ast.ClassDef) and s.lineno == line]
+    tree = starting[1]
+    found = [s for s in starting[2] if isinstance(s, ast.ClassDef)]
     if len(found) != 1 or not _settled(found[0], tree):
         return None
     node = found[0]

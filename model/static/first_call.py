@@ -106,9 +106,9 @@ def first_call_node(program: str, frame: str, line: int) -> ast.Call | None:
     return entered if isinstance(entered, ast.Call) else None
 
 
-@lru_cache(maxsize=256)
-def _first_entered(program: str, frame: str, line: int) -> ast.Call | ast.ListComp | ast.SetComp | ast.DictComp | None:
-    """The call or comprehension that the statement starting on `line` certainly enters first (see the module docstring)."""
+def statements_on(program: str, frame: str, line: int) -> tuple[ProgramFlow, ast.Module, list[ast.stmt]] | None:
+    """(the program's flow, its tree, the statements starting on `line` in code object `frame`, a module or function
+    body, nested blocks included); None when the program cannot be analysed or `frame` on `line` is not one such scope."""
     try:
         flow = program_flow(program)
         tree = ast.parse(program)
@@ -118,7 +118,16 @@ def _first_entered(program: str, frame: str, line: int) -> ast.Call | ast.ListCo
     if len(scopes) != 1 or scopes[0].kind not in ("module", "function"):
         return None
     body = tree.body if scopes[0].kind == "module" else scopes[0].node.body  # type: ignore[attr-defined]
-    heads = [s for s in _statements(body) if s.lineno == line]
+    return flow, tree, [s for s in _statements(body) if s.lineno == line]
+
+
+@lru_cache(maxsize=256)
+def _first_entered(program: str, frame: str, line: int) -> ast.Call | ast.ListComp | ast.SetComp | ast.DictComp | None:
+    """The call or comprehension that the statement starting on `line` certainly enters first (see the module docstring)."""
+    found = statements_on(program, frame, line)
+    if found is None:
+        return None
+    flow, heads = found[0], found[2]
     if len(heads) != 1 or type(heads[0]) not in _HEADS:
         return None
     stmt = heads[0]
